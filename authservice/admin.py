@@ -1,0 +1,93 @@
+"""Users, sessions and accounts in Django admin. Secrets (tokens, hashes) are never displayed."""
+
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+
+from authservice.models import Account, Session, User, Verification
+
+
+class SessionInline(admin.TabularInline):
+    model = Session
+    extra = 0
+    fields = ("created_at", "expires_at", "ip_address", "user_agent")
+    readonly_fields = fields
+    can_delete = True
+    show_change_link = True
+
+
+class AccountInline(admin.TabularInline):
+    model = Account
+    extra = 0
+    fields = ("provider_id", "account_id", "scope", "created_at")
+    readonly_fields = fields
+
+
+class UserCreationForm(AdminUserCreationForm):
+    class Meta:
+        model = get_user_model()
+        fields = ("email", "name")
+
+
+class UserChangeFormForEmail(UserChangeForm):
+    class Meta:
+        model = get_user_model()
+        fields = "__all__"
+
+
+class UserAdmin(DjangoUserAdmin):
+    """Also usable for a project's own subclass: ``admin.site.register(MyUser, UserAdmin)``."""
+
+    form = UserChangeFormForEmail
+    add_form = UserCreationForm
+    ordering = ("-created_at",)
+    list_display = ("email", "name", "email_verified", "is_staff", "created_at")
+    list_filter = ("email_verified", "is_staff", "is_superuser", "is_active")
+    search_fields = ("email", "name", "id")
+    readonly_fields = ("id", "created_at", "updated_at", "last_login")
+    fieldsets = (
+        (None, {"fields": ("id", "email", "password")}),
+        ("Profile", {"fields": ("name", "image", "email_verified")}),
+        ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
+        ("Dates", {"fields": ("last_login", "created_at", "updated_at")}),
+    )
+    add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),)
+    inlines = [AccountInline, SessionInline]
+
+
+if not User._meta.swapped:
+    admin.site.register(User, UserAdmin)
+
+
+@admin.register(Session)
+class SessionAdmin(admin.ModelAdmin):
+    list_display = ("user", "created_at", "expires_at", "ip_address", "user_agent")
+    list_select_related = ("user",)
+    search_fields = ("user__email", "ip_address")
+    list_filter = ("created_at",)
+    # The token is a bearer credential: admins may revoke (delete) a session, never read its token.
+    exclude = ("token",)
+    readonly_fields = ("user", "expires_at", "ip_address", "user_agent", "created_at", "updated_at")
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    list_display = ("user", "provider_id", "account_id", "created_at")
+    list_filter = ("provider_id",)
+    list_select_related = ("user",)
+    search_fields = ("user__email", "account_id")
+    exclude = ("access_token", "refresh_token", "id_token")
+    readonly_fields = ("user", "provider_id", "account_id", "access_token_expires_at",
+                       "refresh_token_expires_at", "scope", "created_at", "updated_at")
+
+
+@admin.register(Verification)
+class VerificationAdmin(admin.ModelAdmin):
+    list_display = ("kind", "expires_at", "created_at")
+    exclude = ("identifier", "value")
+    readonly_fields = ("expires_at", "created_at", "updated_at")
+
+    @admin.display(description="kind")
+    def kind(self, obj):
+        return str(obj)

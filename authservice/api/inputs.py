@@ -1,0 +1,177 @@
+"""Input validation: DRF serializers with strict, zod-like fields.
+
+better-auth validates with zod and clients may show its messages, so a failure reads
+``[body.email] Invalid email address`` (core.md §1.3). DRF's own fields coerce (``"false"`` becomes
+False, ``1`` becomes ``"1"``); these fields never do, because better-auth does not either.
+"""
+
+import re
+
+from rest_framework import serializers
+
+# zod 4's default e-mail pattern (core.md §1.3).
+EMAIL_RE = re.compile(
+    r"^(?:[A-Za-z0-9_'+\-]+\.)*[A-Za-z0-9_'+\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\-]*\.)+[A-Za-z]{2,}$"
+)
+# RFC 5321's limit; also keeps the unique index of the e-mail column within what PostgreSQL indexes.
+EMAIL_MAX_LENGTH = 254
+
+
+def js_type(value):
+    """The type name zod reports for a received value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def is_email(value):
+    return isinstance(value, str) and len(value) <= EMAIL_MAX_LENGTH and bool(EMAIL_RE.match(value))
+
+
+def _no_nul(value):
+    # PostgreSQL cannot store NUL in text columns; refusing it here keeps it a 400, not a 500.
+    return "\x00" not in value
+
+
+class _Strict(serializers.Field):
+    expected = "unknown"
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", True)
+        super().__init__(**kwargs)
+        self.error_messages["required"] = f"Invalid input: expected {self.expected}, received undefined"
+        self.error_messages["null"] = f"Invalid input: expected {self.expected}, received null"
+
+    def wrong_type(self, data):
+        raise serializers.ValidationError(
+            f"Invalid input: expected {self.expected}, received {js_type(data)}"
+        )
+
+    def to_representation(self, value):
+        return value
+
+
+class String(_Strict):
+    expected = "string"
+
+    def __init__(self, *, min_length=0, email=False, **kwargs):
+        self.min_length = min_length
+        self.email = email
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.wrong_type(data)
+        if not _no_nul(data):
+            raise serializers.ValidationError("Invalid input: string contains a NUL character")
+        if len(data) < self.min_length:
+            raise serializers.ValidationError(
+                f"Too small: expected string to have >={self.min_length} characters"
+            )
+        if self.email and not is_email(data):
+            raise serializers.ValidationError("Invalid email address")
+        return data
+
+
+class Boolean(_Strict):
+    expected = "boolean"
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.wrong_type(data)
+        return data
+
+
+class Number(_Strict):
+    expected = "number"
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            self.wrong_type(data)
+        return data
+
+
+class Flag(_Strict):
+    """A query flag: true for any non-empty value, ``"false"`` included (core.md §1.2)."""
+
+    expected = "string"
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, list):
+            data = data[-1] if data else ""
+        return bool(data)
+
+
+class StringList(_Strict):
+    expected = "array"
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list):
+            self.wrong_type(data)
+        for index, item in enumerate(data):
+            if not isinstance(item, str) or not _no_nul(item):
+                raise serializers.ValidationError(
+                    {str(index): f"Invalid input: expected string, received {js_type(item)}"}
+                )
+        return data
+
+
+class Record(_Strict):
+    """A free-form JSON object (``additionalData``), or ``{str: str}`` with ``values="string"``."""
+
+    expected = "record"
+
+    def __init__(self, *, values=None, **kwargs):
+        self.values = values
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            self.wrong_type(data)
+        if self.values == "string":
+            for key, item in data.items():
+                if not isinstance(item, str) or not _no_nul(item):
+                    raise serializers.ValidationError(
+                        {key: f"Invalid input: expected string, received {js_type(item)}"}
+                    )
+        return data
+
+
+class Input(serializers.Serializer):
+    """Base of every endpoint's body or query schema. Unknown keys are ignored, as zod does."""
+
+
+def _flatten(errors, prefix):
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            path = prefix if key in ("non_field_errors",) else f"{prefix}.{key}"
+            yield from _flatten(value, path)
+    elif isinstance(errors, list):
+        for item in errors:
+            yield from _flatten(item, prefix)
+    else:
+        yield f"[{prefix}] {errors}"
+
+
+def validate(input_class, data, where):
+    """Validated data as a dict, or ``(None, message)`` in zod's format."""
+    if not isinstance(data, dict):
+        received = "undefined" if data is None else js_type(data)
+        expected = getattr(input_class, "expected_top", "object")
+        return None, f"[{where}] Invalid input: expected {expected}, received {received}"
+    serializer = input_class(data=data)
+    if serializer.is_valid():
+        return dict(serializer.validated_data), None
+    return None, "; ".join(_flatten(serializer.errors, where))

@@ -1,0 +1,106 @@
+"""One declaration per endpoint; the HTTP route and the in-process function both come from it.
+
+::
+
+    @endpoint("POST", "/sign-in/email", name="sign_in_email", body=SignInEmailInput,
+              login_csrf=True, form=True, no_store=True)
+    def sign_in_email(ctx):
+        ...
+
+The HTTP router (``api/dispatch.py``) matches ``registry`` entries; ``auth.api.sign_in_email(...)``
+runs the same endpoint in-process. Plugins declare endpoints the same way from their own modules and
+list those modules in ``AppConfig.ready()``.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+_PARAM = re.compile(r":([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass
+class Endpoint:
+    method: str
+    path: str
+    handler: object
+    name: str
+    body: type | None = None  # Input class of the JSON/form body
+    body_optional: bool = False  # a missing body counts as {}
+    query: type | None = None  # Input class of the query string
+    guard: str | None = None  # None, "session", "sensitive" or "fresh" (core.md §3.4)
+    login_csrf: bool = False  # sign-in/sign-up's extra CSRF step (core.md §1.8)
+    form: bool = False  # also accepts application/x-www-form-urlencoded
+    headers_required: bool = False  # in-process calls must pass headers (core.md §1.10)
+    no_store: bool = False  # Cache-Control: no-store on every answer
+    origin_check: bool = True  # the router-wide Origin check (off only for IdP posts, e.g. SAML ACS)
+    summary: str = ""
+    response: object = None  # OpenAPI description of the success body
+    tags: tuple = ()
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.method = self.method.upper()
+        self.param_names = _PARAM.findall(self.path)
+        if self.param_names:
+            regex = _PARAM.sub(r"(?P<\1>[^/]+)", re.escape(self.path).replace(r"\:", ":"))
+            self.pattern = re.compile(f"^{regex}$")
+        else:
+            self.pattern = None
+
+    def match(self, path):
+        """Path parameters when ``path`` is this endpoint's, else ``None``."""
+        if self.pattern is None:
+            return {} if path == self.path else None
+        found = self.pattern.match(path)
+        return found.groupdict() if found else None
+
+
+class Registry:
+    def __init__(self):
+        self._by_name = {}
+        self._static = {}
+        self._patterned = []
+
+    def add(self, endpoint):
+        if endpoint.name in self._by_name:
+            raise ValueError(f"Endpoint {endpoint.name!r} is declared twice")
+        self._by_name[endpoint.name] = endpoint
+        if endpoint.pattern is None:
+            self._static[(endpoint.method, endpoint.path)] = endpoint
+        else:
+            self._patterned.append(endpoint)
+        return endpoint
+
+    def resolve(self, method, path):
+        """``(endpoint, params)`` for a request, or ``(None, None)``."""
+        endpoint = self._static.get((method, path))
+        if endpoint is not None:
+            return endpoint, {}
+        for candidate in self._patterned:
+            if candidate.method == method:
+                params = candidate.match(path)
+                if params is not None:
+                    return candidate, params
+        return None, None
+
+    def get(self, name):
+        return self._by_name[name]
+
+    def __iter__(self):
+        return iter(self._by_name.values())
+
+    def __contains__(self, name):
+        return name in self._by_name
+
+
+registry = Registry()
+
+
+def endpoint(method, path, *, name, **options):
+    """Declare ``handler(ctx)`` as the endpoint ``method path``."""
+
+    def decorate(handler):
+        registry.add(Endpoint(method=method, path=path, handler=handler, name=name, **options))
+        return handler
+
+    return decorate

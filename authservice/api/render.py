@@ -1,0 +1,86 @@
+"""The only place that builds responses: JSON bodies, error bodies, redirects and cookies."""
+
+import json
+from http.cookies import Morsel
+
+from django.http import HttpResponse
+
+from authservice import cookies
+from authservice.api.context import Headers, Redirect
+from authservice.errors import APIError, codes
+
+
+def _json(data):
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def _apply(ctx, response):
+    if ctx is None:
+        return response
+    for key, value in ctx.response_headers.items():
+        response[key] = value
+    for name, (value, attrs) in ctx.response_cookies.items():
+        # Written by hand: Django's set_cookie quotes an empty value (``=""``) and adds Expires.
+        morsel = Morsel()
+        morsel.set(name, value, value)
+        if attrs.get("max_age") is not None:
+            morsel["max-age"] = attrs["max_age"]
+        if attrs.get("domain"):
+            morsel["domain"] = attrs["domain"]
+        morsel["path"] = attrs["path"]
+        morsel["httponly"] = attrs["httponly"]
+        morsel["secure"] = attrs["secure"]
+        morsel["samesite"] = attrs["samesite"]
+        response.cookies[name] = morsel
+    if ctx.endpoint is not None and ctx.endpoint.no_store:
+        response["Cache-Control"] = "no-store"
+        response["Pragma"] = "no-cache"
+    return response
+
+
+def success(ctx, result):
+    if isinstance(result, Redirect):
+        response = HttpResponse(status=302)
+        response["Location"] = result.location
+        del response["Content-Type"]
+        return _apply(ctx, response)
+    if isinstance(result, HttpResponse):  # endpoints that answer HTML or XML build it through here
+        return _apply(ctx, result)
+    response = HttpResponse(_json(result), status=ctx.status_code, content_type="application/json")
+    return _apply(ctx, response)
+
+
+def error(err, ctx=None):
+    response = HttpResponse(_json(err.body()), status=err.status_code, content_type="application/json")
+    for key, value in (err.headers.items() if isinstance(err.headers, (dict, Headers)) else []):
+        if key.lower() != "set-cookie":
+            response[key] = value
+    return _apply(ctx, response)
+
+
+def not_found_response():
+    return error(APIError(404, codes.NOT_FOUND))
+
+
+def html(content, status=200):
+    return HttpResponse(content, status=status, content_type="text/html; charset=utf-8")
+
+
+def xml(content, status=200):
+    return HttpResponse(content, status=status, content_type="application/xml")
+
+
+def headers_of(ctx, extra=None):
+    """Response headers for an in-process caller, ``Set-Cookie`` lines included."""
+    headers = Headers(extra or {})
+    if ctx is None:
+        return headers
+    for key, value in ctx.response_headers.items():
+        headers.add(key, value)
+    for name, (value, attrs) in ctx.response_cookies.items():
+        headers.add("set-cookie", cookies.format_set_cookie(name, value, **attrs))
+    if ctx.endpoint is not None and ctx.endpoint.no_store:
+        headers.set("cache-control", "no-store")
+    if "content-type" not in headers:
+        headers.add("content-type", "application/json")
+    return headers

@@ -1,0 +1,174 @@
+"""The app's settings: one dict, ``settings.AUTHSERVICE``, read through this module only.
+
+Every key has a default below, mirroring better-auth's option of the same name (snake_case). Nested
+dicts are merged key by key over the defaults, so a project sets only what it changes::
+
+    AUTHSERVICE = {
+        "base_url": "https://auth.example.com",
+        "trusted_origins": ["https://app.example.com"],
+        "session": {"expires_in": 3600 * 24 * 30},
+    }
+
+Read a value as ``auth_settings.session.expires_in``. An unknown key raises ``AttributeError`` here
+and is reported by the system check ``authservice.E001``.
+"""
+
+import copy
+import functools
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+DEFAULTS = {
+    # Where every endpoint is mounted.
+    "base_path": "/api/auth",
+    # Public origin of the service (``https://auth.example.com``); links in mails and default redirect
+    # targets are built from it, and its origin is always trusted. ``None``: the request's own host.
+    "base_url": None,
+    # Signing secret for cookies and tokens; ``None`` means Django's SECRET_KEY [D14].
+    "secret": None,
+    # Origins trusted for Origin checks and callback URLs, besides the base URL's origin (core.md §1.9).
+    "trusted_origins": [],
+    # Cookie names are ``[__Secure-]{cookie_prefix}.{key}``; ``cookie_names`` renames single keys [D5].
+    "cookie_prefix": "auth",
+    "cookie_names": {},
+    # ``None``: Secure cookies exactly when base_url is https. True/False forces it.
+    "secure_cookies": None,
+    # Domain attribute for cross-subdomain cookies; ``None`` sends none.
+    "cookie_domain": None,
+    "email_and_password": {
+        "enabled": True,
+        "disable_sign_up": False,
+        "require_email_verification": False,
+        "auto_sign_in": True,
+        "min_password_length": 8,
+        "max_password_length": 128,
+        "reset_password_enabled": True,
+        "reset_password_token_expires_in": 3600,
+        "revoke_sessions_on_password_reset": False,
+    },
+    "email_verification": {
+        "enabled": True,
+        # ``None``: follows email_and_password.require_email_verification.
+        "send_on_sign_up": None,
+        "send_on_sign_in": False,
+        "auto_sign_in_after_verification": False,
+        "expires_in": 3600,
+    },
+    "change_email": {
+        "enabled": True,
+        "update_email_without_verification": False,
+        # Flow (b) of core.md §4.13: confirm on the old address first when it is verified.
+        "send_confirmation_to_old_email": False,
+    },
+    "delete_user": {
+        "enabled": True,
+        # Send a confirmation mail instead of deleting at once.
+        "send_delete_verification": False,
+        "delete_token_expires_in": 86400,
+    },
+    "session": {
+        "expires_in": 604800,
+        "update_age": 86400,
+        "fresh_age": 86400,
+        # Short-lived signed copy of the session in a cookie, answered without a database read.
+        "cookie_cache": {"enabled": False, "max_age": 300},
+    },
+    "rate_limit": {
+        "enabled": True,
+        "window": 10,
+        "max": 100,
+        # "database" (a table of counters) or "cache" (Django's default cache: use Redis, never a
+        # per-process cache, so that all server processes count together) [D8].
+        "storage": "database",
+        # {"/path" or glob: {"window": s, "max": n} or False}
+        "custom_rules": {},
+    },
+    # Header the reverse proxy writes the client address into (e.g. "X-Forwarded-For") [D9].
+    "ip_address_header": None,
+    "trusted_proxy_count": 1,
+    "account_linking": {
+        "enabled": True,
+        "trusted_providers": [],
+        "require_local_email_verified": True,
+        "allow_different_emails": False,
+        "allow_unlinking_all": False,
+    },
+    # Where OAuth errors land instead of {base}/error.
+    "error_url": None,
+    # Dotted path of the class that sends mails and shapes records; see authservice.adapter.
+    "adapter": "authservice.adapter.DefaultAdapter",
+    # Social providers by id (issue 5); core.md §5.0.
+    "social_providers": {},
+    # Skip the Origin and callback-URL checks. Never implied by DEBUG or tests [D13].
+    "disable_origin_check": False,
+}
+
+
+class _Section:
+    """Attribute access over one merged dict; unknown names raise instead of returning None."""
+
+    def __init__(self, values, path):
+        self._values = values
+        self._path = path
+
+    def __getattr__(self, name):
+        try:
+            value = self._values[name]
+        except KeyError:
+            raise AttributeError(f"Unknown setting {self._path}.{name}") from None
+        if isinstance(value, dict) and name not in _RAW_DICTS:
+            return _Section(value, f"{self._path}.{name}")
+        return value
+
+    def as_dict(self):
+        return copy.deepcopy(self._values)
+
+
+# Dicts whose keys are chosen by the user (ids, paths), returned as plain dicts.
+_RAW_DICTS = {"cookie_names", "custom_rules", "social_providers"}
+
+
+def _merge(defaults, overrides):
+    merged = copy.deepcopy(defaults)
+    for key, value in overrides.items():
+        if isinstance(merged.get(key), dict) and isinstance(value, dict) and key not in _RAW_DICTS:
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def unknown_keys(defaults=DEFAULTS, overrides=None, prefix=""):
+    """Names in the user's dict that no default declares (for the system check)."""
+    overrides = getattr(settings, "AUTHSERVICE", {}) if overrides is None else overrides
+    found = []
+    for key, value in overrides.items():
+        if key not in defaults:
+            found.append(prefix + key)
+        elif isinstance(defaults[key], dict) and isinstance(value, dict) and key not in _RAW_DICTS:
+            found += unknown_keys(defaults[key], value, f"{prefix}{key}.")
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _load():
+    return _Section(_merge(DEFAULTS, getattr(settings, "AUTHSERVICE", {})), "AUTHSERVICE")
+
+
+def __getattr__(name):
+    return getattr(_load(), name)
+
+
+def secret():
+    return _load().secret or settings.SECRET_KEY
+
+
+@receiver(setting_changed)
+def _reset(setting, **kwargs):
+    if setting in ("AUTHSERVICE", "SECRET_KEY"):
+        _load.cache_clear()
+        from authservice import origins  # noqa: PLC0415 - avoid an import cycle at load time
+
+        origins.reset()

@@ -1,0 +1,16 @@
+import importlib
+
+from django.apps import AppConfig
+
+
+class AuthServiceConfig(AppConfig):
+    name = "authservice"
+    verbose_name = "Authentication"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from authservice import checks  # noqa: F401 - registers the system checks
+        from authservice.endpoints import MODULES
+
+        for module in MODULES:
+            importlib.import_module(module)

@@ -1,0 +1,7 @@
+"""Endpoint declarations, one module per route group. Listed explicitly: no autodiscovery."""
+
+MODULES = [
+    "authservice.endpoints.core",
+    "authservice.endpoints.email_password",
+    "authservice.endpoints.session",
+]

@@ -1,0 +1,82 @@
+"""Sign-up and sign-in with e-mail and password (core.md §4.3, §4.4)."""
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from authservice import app_settings, signals, tokens, wire
+from authservice.api.inputs import is_email
+from authservice.errors import APIError, codes
+from authservice.flows import passwords, sessions, verification
+from authservice.models import Account
+
+
+def _send_on_sign_up():
+    configured = app_settings.email_verification.send_on_sign_up
+    if configured is None:
+        return app_settings.email_and_password.require_email_verification
+    return configured
+
+
+def _fake_user(email, name, image):
+    """The made-up user of the no-session sign-up answer: a duplicate looks like a new account."""
+    now = timezone.now()
+    return {"id": tokens.generate_id(), "name": name, "email": email, "emailVerified": False,
+            "image": image, "createdAt": wire.iso(now), "updatedAt": wire.iso(now)}
+
+
+def sign_up(ctx, *, name, email, password, image=None, callback_url=None, remember=True):
+    options = app_settings.email_and_password
+    if not options.enabled or options.disable_sign_up:
+        raise APIError(400, codes.EMAIL_PASSWORD_SIGN_UP_DISABLED)
+    passwords.check_length(password)
+    email = email.lower()
+    without_session = not options.auto_sign_in or options.require_email_verification
+    User = get_user_model()
+    # Hash before looking the address up, so both answers take the password hash's time.
+    hashed = make_password(password)
+    if User.objects.filter(email=email).exists():
+        if without_session:
+            return {"token": None, "user": _fake_user(email, name, image)}
+        raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL)
+    try:
+        with transaction.atomic():
+            user = User(email=email, name=name, image=image, password=hashed)
+            user.save(force_insert=True)
+            Account.objects.create(provider_id=Account.CREDENTIAL, account_id=user.pk, user=user)
+            session = None if without_session else sessions.create_session(ctx, user, remember)
+    except IntegrityError:  # the same address signed up concurrently
+        raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL) from None
+    signals.user_created.send(sender=User, user=user, provider=Account.CREDENTIAL)
+    if _send_on_sign_up() and app_settings.email_verification.enabled:
+        verification.send_verification_mail(ctx, user, callback_url)
+    return {"token": session.token if session else None, "user": wire.user(user)}
+
+
+def sign_in(ctx, *, email, password, remember=True):
+    options = app_settings.email_and_password
+    if not options.enabled:
+        raise APIError(400, codes.EMAIL_PASSWORD_DISABLED)
+    if not is_email(email):
+        raise APIError(400, codes.INVALID_EMAIL)
+    User = get_user_model()
+    user = User.objects.filter(email=email.lower()).first()
+    has_credential = (
+        user is not None
+        and user.is_active
+        and user.has_usable_password()
+        and Account.objects.filter(user=user, provider_id=Account.CREDENTIAL).exists()
+    )
+    if not has_credential:
+        # Same answer and the same hashing work as a wrong password: no user enumeration.
+        passwords.burn_hash(password)
+        raise APIError(401, codes.INVALID_EMAIL_OR_PASSWORD)
+    if not user.check_password(password):
+        raise APIError(401, codes.INVALID_EMAIL_OR_PASSWORD)
+    if options.require_email_verification and not user.email_verified:
+        if app_settings.email_verification.send_on_sign_in:
+            verification.send_verification_mail(ctx, user)
+        raise APIError(403, codes.EMAIL_NOT_VERIFIED)
+    session = sessions.create_session(ctx, user, remember)
+    return session, user

@@ -1,0 +1,131 @@
+"""Sessions: create, resolve (with refresh), end; and the session cookies (core.md §2.4, §3)."""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.utils import timezone
+
+from authservice import app_settings, signals, tokens
+from authservice.cookies import DONT_REMEMBER, SESSION_DATA, SESSION_TOKEN, signed_value
+from authservice.errors import APIError, codes
+from authservice.models import Session
+
+DONT_REMEMBER_EXPIRES_IN = 86400  # a "don't remember" session lives one day (core.md §2.4)
+
+
+@dataclass
+class SessionInfo:
+    session: Session
+    user: object
+
+
+def _dont_remember(ctx):
+    return ctx.signed_cookie(DONT_REMEMBER) == "true"
+
+
+def create_session(ctx, user, remember=True):
+    """A new session row for ``user``, with its cookies set on ``ctx``."""
+    now = timezone.now()
+    expires_in = app_settings.session.expires_in if remember else DONT_REMEMBER_EXPIRES_IN
+    session = Session.objects.create(
+        token=tokens.session_token(),
+        user=user,
+        expires_at=now + timedelta(seconds=expires_in),
+        ip_address=ctx.client_ip,
+        user_agent=ctx.user_agent,
+        created_at=now,
+        updated_at=now,
+    )
+    set_session_cookie(ctx, session, dont_remember=not remember)
+    ctx._session, ctx._session_loaded = SessionInfo(session, user), True
+    signals.user_signed_in.send(sender=Session, user=user, session=session)
+    return session
+
+
+def set_session_cookie(ctx, session, dont_remember=None):
+    """Write ``session_token`` (and ``dont_remember``); ``None`` keeps the browser's current choice."""
+    if dont_remember is None:
+        dont_remember = _dont_remember(ctx)
+    max_age = None if dont_remember else app_settings.session.expires_in
+    ctx.set_cookie(SESSION_TOKEN, signed_value(session.token), max_age=max_age)
+    if dont_remember:
+        ctx.set_cookie(DONT_REMEMBER, signed_value("true"))
+
+
+def clear_session_cookies(ctx):
+    for key in (SESSION_TOKEN, SESSION_DATA, DONT_REMEMBER):
+        ctx.delete_cookie(key)
+
+
+def cookie_token(ctx):
+    """The session token from a validly signed cookie, or ``None``."""
+    return ctx.signed_cookie(SESSION_TOKEN)
+
+
+def get_session(ctx, bypass_cache=False, disable_refresh=False):
+    """The caller's live session (refreshed when due), or ``None`` (core.md §3.2).
+
+    One query: the session joined with its user, by the unique token index.
+    """
+    if ctx._session_loaded:
+        return ctx._session
+    ctx._session_loaded = True
+    token = cookie_token(ctx)
+    if token is None:
+        return None
+    session = Session.objects.select_related("user").filter(token=token).first()
+    now = timezone.now()
+    if session is None or session.expires_at < now:
+        if session is not None:
+            session.delete()
+        clear_session_cookies(ctx)
+        return None
+    if not (disable_refresh or _dont_remember(ctx)):
+        _refresh_if_due(ctx, session, now)
+    ctx._session = SessionInfo(session, session.user)
+    return ctx._session
+
+
+def _refresh_if_due(ctx, session, now):
+    expires_in = app_settings.session.expires_in
+    update_age = app_settings.session.update_age
+    if session.expires_at - timedelta(seconds=expires_in) + timedelta(seconds=update_age) > now:
+        return
+    session.expires_at = now + timedelta(seconds=expires_in)
+    session.updated_at = now
+    updated = Session.objects.filter(pk=session.pk).update(
+        expires_at=session.expires_at, updated_at=now
+    )
+    if not updated:
+        clear_session_cookies(ctx)
+        raise APIError(401, codes.FAILED_TO_GET_SESSION)
+    set_session_cookie(ctx, session)
+
+
+def end_session(ctx):
+    """Sign-out: delete the cookie's session (if any) and clear the cookies."""
+    token = cookie_token(ctx)
+    if token is not None:
+        session = Session.objects.select_related("user").filter(token=token).first()
+        if session is not None:
+            session.delete()
+            signals.user_signed_out.send(sender=Session, user=session.user, session=session)
+    clear_session_cookies(ctx)
+
+
+def live_sessions(user):
+    return Session.objects.filter(user=user, expires_at__gt=timezone.now()).order_by("created_at")
+
+
+def revoke(user, *, token=None, keep_token=None):
+    """Delete one of ``user``'s sessions (by token), or all of them except ``keep_token``."""
+    query = Session.objects.filter(user=user)
+    if token is not None:
+        query = query.filter(token=token)
+    if keep_token is not None:
+        query = query.exclude(token=keep_token)
+    revoked = list(query)
+    query.delete()
+    for session in revoked:
+        signals.session_revoked.send(sender=Session, user=user, session=session)
+    return len(revoked)

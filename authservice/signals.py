@@ -1,0 +1,26 @@
+"""Every auth event, as a Django signal. Receivers get ``sender`` plus the keyword arguments listed.
+
+Connect with ``@receiver(authservice.signals.user_signed_in)``. Signals are sent after the change
+is written; a receiver that raises does not undo it.
+"""
+
+from django.dispatch import Signal
+
+# user: the new user; provider: "credential" or a social/SSO provider id.
+user_created = Signal()
+# user, session.
+user_signed_in = Signal()
+# user, session: the session that was ended by sign-out.
+user_signed_out = Signal()
+# user, session: a session ended by revoke-session(s), password change or reset.
+session_revoked = Signal()
+# user.
+email_verified = Signal()
+# user.
+password_changed = Signal()
+# user.
+password_reset = Signal()
+# user, old_email, new_email.
+email_changed = Signal()
+# user_id, email: sent after the user row and its sessions and accounts are gone.
+user_deleted = Signal()

@@ -1,0 +1,47 @@
+"""Records as they go over the wire: camelCase keys, ISO dates with milliseconds (core.md §1.6, §6)."""
+
+from datetime import timezone as dt_timezone
+
+
+def iso(value):
+    if value is None:
+        return None
+    value = value.astimezone(dt_timezone.utc)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def user(record):
+    return {
+        "id": record.pk,
+        "name": record.name,
+        "email": record.email,
+        "emailVerified": record.email_verified,
+        "image": record.image,
+        "createdAt": iso(record.created_at),
+        "updatedAt": iso(record.updated_at),
+    }
+
+
+def session(record):
+    return {
+        "id": record.pk,
+        "token": record.token,
+        "userId": record.user_id,
+        "expiresAt": iso(record.expires_at),
+        "createdAt": iso(record.created_at),
+        "updatedAt": iso(record.updated_at),
+        "ipAddress": record.ip_address,
+        "userAgent": record.user_agent,
+    }
+
+
+def account(record):
+    return {
+        "id": record.pk,
+        "accountId": record.account_id,
+        "providerId": record.provider_id,
+        "userId": record.user_id,
+        "scopes": [scope for scope in (record.scope or "").split(",") if scope],
+        "createdAt": iso(record.created_at),
+        "updatedAt": iso(record.updated_at),
+    }

@@ -1,0 +1,112 @@
+"""Fixtures shared by every test: an HTTP client that behaves like a browser SPA, users, sessions.
+
+The rate limiter is off unless a test turns it on (``configure(rate_limit={"enabled": True})``), as
+better-auth's tests and benchmarks do; every other protection stays on [D13].
+"""
+
+import copy
+import json
+
+import pytest
+from django.test import Client
+
+from authservice import app_settings
+
+ORIGIN = "http://127.0.0.1:8000"  # the example project's AUTH_BASE_URL, hence trusted
+BASE = "/api/auth"
+PASSWORD = "correct horse battery"
+
+
+def _deep_merge(base, overrides):
+    merged = copy.deepcopy(base)
+    for key, value in overrides.items():
+        if isinstance(merged.get(key), dict) and isinstance(value, dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+@pytest.fixture(autouse=True)
+def _test_defaults(settings):
+    settings.AUTHSERVICE = _deep_merge(settings.AUTHSERVICE, {
+        "base_url": ORIGIN, "rate_limit": {"enabled": False, "storage": "database"}, "trusted_origins": [],
+    })
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    # Fast hashing in tests; the argon2 default is exercised by its own tests.
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        "authservice.hashers.BetterAuthScryptPasswordHasher",
+        "django.contrib.auth.hashers.Argon2PasswordHasher",
+    ]
+    yield
+
+
+@pytest.fixture
+def configure(settings):
+    """``configure(session={"fresh_age": 0})``: change AUTHSERVICE settings for one test."""
+
+    def apply(**overrides):
+        settings.AUTHSERVICE = _deep_merge(settings.AUTHSERVICE, overrides)
+        return app_settings
+
+    return apply
+
+
+class ApiClient(Client):
+    """A Django test client speaking JSON to the base path, sending a trusted Origin like an SPA."""
+
+    def __init__(self, origin=ORIGIN, **kwargs):
+        super().__init__(**kwargs)
+        self.origin = origin
+
+    def _headers(self, extra):
+        if self.origin and "HTTP_ORIGIN" not in extra:
+            extra["HTTP_ORIGIN"] = self.origin
+        return extra
+
+    def api_get(self, path, query=None, **extra):
+        return self.get(BASE + path, query or {}, **self._headers(extra))
+
+    def api_post(self, path, body=None, **extra):
+        data = json.dumps(body) if body is not None else ""
+        content_type = extra.pop("content_type", "application/json")
+        return self.generic("POST", BASE + path, data, content_type=content_type, **self._headers(extra))
+
+
+@pytest.fixture
+def api():
+    return ApiClient()
+
+
+@pytest.fixture
+def make_user(db):
+    from django.contrib.auth import get_user_model
+
+    def create(email="ada@example.com", password=PASSWORD, name="Ada", **extra):
+        return get_user_model().objects.create_user(email=email, password=password, name=name, **extra)
+
+    return create
+
+
+@pytest.fixture
+def user(make_user):
+    return make_user()
+
+
+@pytest.fixture
+def signed_in(api, user):
+    """An ApiClient holding a session cookie of ``user``."""
+    response = api.api_post("/sign-in/email", {"email": user.email, "password": PASSWORD})
+    assert response.status_code == 200, response.content
+    api.user = user
+    api.token = response.json()["token"]
+    return api
+
+
+def error_of(response):
+    """The error body, checked for the exact shape {message, code, status}."""
+    body = response.json()
+    assert set(body) == {"message", "code", "status"}, body
+    assert body["status"] == response.status_code
+    return body
