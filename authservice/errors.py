@@ -43,6 +43,7 @@ for _code, _message in {
     "PAYLOAD_TOO_LARGE": "Request body is too large",
     "TOO_MANY_REQUESTS": "Too many requests. Please try again later.",
     "INTERNAL_SERVER_ERROR": "Internal Server Error",
+    "FORBIDDEN": "Forbidden",
     "SERVICE_UNAVAILABLE": "Service temporarily unavailable. Please try again.",
     "MISSING_OR_NULL_ORIGIN": "Missing or null Origin",
     "INVALID_ORIGIN": "Invalid origin",

@@ -16,20 +16,24 @@ from django.contrib.auth.hashers import BasePasswordHasher, mask_hash
 from django.utils.crypto import constant_time_compare
 
 ALGORITHM = "better_auth_scrypt"
-_IMPORTED = re.compile(r"^[0-9a-f]{32}:[0-9a-f]{128}$")
+_IMPORTED = re.compile(r"[0-9a-f]{32}:[0-9a-f]{128}")
+# JavaScript's UTF-8 encoder turns a lone UTF-16 surrogate (a legal JSON escape) into U+FFFD; Python
+# refuses to encode one at all.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def normalize_imported(encoded):
     """A raw better-auth hash (``salt:key``) in our stored form; anything else unchanged."""
-    if encoded and _IMPORTED.match(encoded):
+    if encoded and _IMPORTED.fullmatch(encoded):
         salt, key = encoded.split(":")
         return f"{ALGORITHM}${salt}${key}"
     return encoded
 
 
 def _scrypt(password, salt):
+    normalized = _LONE_SURROGATE.sub("\ufffd", unicodedata.normalize("NFKC", password))
     return hashlib.scrypt(
-        unicodedata.normalize("NFKC", password).encode(),
+        normalized.encode(),
         salt=salt.encode(),
         n=16384,
         r=16,
@@ -61,9 +65,6 @@ class BetterAuthScryptPasswordHasher(BasePasswordHasher):
         decoded = self.decode(encoded)
         return {"algorithm": decoded["algorithm"], "salt": mask_hash(decoded["salt"]),
                 "hash": mask_hash(decoded["hash"])}
-
-    def must_update(self, encoded):
-        return True
 
     def harden_runtime(self, password, encoded):
         pass

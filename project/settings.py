@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "authservice",
+    "sso",
 ]
 
 MIDDLEWARE = [
@@ -103,6 +104,16 @@ AUTHSERVICE = {
     },
     "ip_address_header": env.str("AUTH_IP_HEADER", default="") or None,
     "social_providers": env.json("AUTH_SOCIAL_PROVIDERS", default={}),
+}
+
+# The SSO plugin (sso.md, "Settings of the example project").
+AUTHSERVICE_SSO = {
+    "domain_verification": {"enabled": env.bool("AUTH_SSO_DOMAIN_VERIFICATION", default=True)},
+    "dns_nameservers": env.list("AUTH_SSO_DNS_NAMESERVERS", default=[]),
+    "providers_limit": 10,
+    "organization": {"enabled": True},
+    "organization_provisioning": {"default_role": "member"},
+    "saml": {"allow_idp_initiated": env.bool("AUTH_SSO_SAML_ALLOW_IDP_INITIATED", default=False)},
 }
 
 LOGGING = {

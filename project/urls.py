@@ -5,3 +5,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("authservice.urls")),
 ]
+
+handler400 = "authservice.views.bad_request"
+handler403 = "authservice.views.permission_denied"
+handler404 = "authservice.views.page_not_found"
+handler500 = "authservice.views.server_error"

@@ -130,7 +130,7 @@ def _validate(endpoint, raw_body, query):
     if body is None and endpoint.body_optional:
         body = {}
     if endpoint.body is not None:
-        body, problem = inputs.validate(endpoint.body, raw_body, "body")
+        body, problem = inputs.validate(endpoint.body, body, "body")
         if problem:
             raise validation_error(problem)
     elif not isinstance(body, dict):

@@ -4,4 +4,8 @@ MODULES = [
     "authservice.endpoints.core",
     "authservice.endpoints.email_password",
     "authservice.endpoints.session",
+    "authservice.endpoints.user",
+    "authservice.endpoints.accounts",
+    "authservice.endpoints.verification",
+    "authservice.endpoints.password",
 ]

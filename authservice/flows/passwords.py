@@ -1,9 +1,13 @@
 """Password policy and hashing helpers shared by sign-up, reset and change (core.md §9)."""
 
 from django.contrib.auth.hashers import make_password
+from django.db import transaction
 
-from authservice import app_settings
+from authservice import app_settings, signals
+from authservice.cookies import DONT_REMEMBER
 from authservice.errors import APIError, codes
+from authservice.flows import sessions
+from authservice.models import Account
 
 
 def js_length(value):
@@ -22,3 +26,47 @@ def check_length(password):
 def burn_hash(password):
     """Hash for nothing, so an unknown user costs as much time as a known one (Django #20760)."""
     make_password(password)
+
+
+# --- the credential: stored, changed, verified (core.md §4.11, §4.12, §4.18) -------------------
+def has_credential(user):
+    """A usable password and the credential account that better-auth keeps it on."""
+    return user.has_usable_password() and Account.objects.filter(
+        user=user, provider_id=Account.CREDENTIAL).exists()
+
+
+def store_password(user, hashed):
+    """Save an already hashed password; the credential account is created if the user had none."""
+    user.password = hashed
+    user.save(update_fields=["password", "updated_at"])
+    Account.objects.get_or_create(provider_id=Account.CREDENTIAL, account_id=user.pk,
+                                  defaults={"user": user})
+
+
+def verify(user, password):
+    """``POST /verify-password``: 400 INVALID_PASSWORD unless ``password`` is the user's."""
+    if not has_credential(user):
+        burn_hash(password)
+        raise APIError(400, codes.INVALID_PASSWORD)
+    if not user.check_password(password):
+        raise APIError(400, codes.INVALID_PASSWORD)
+
+
+def change(ctx, found, *, current_password, new_password, revoke_other_sessions=False):
+    """``POST /change-password`` for the session ``found``; the new session when all were revoked."""
+    user = found.user
+    check_length(new_password)
+    if not has_credential(user):
+        raise APIError(400, codes.CREDENTIAL_ACCOUNT_NOT_FOUND)
+    if not user.check_password(current_password):
+        raise APIError(400, codes.INVALID_PASSWORD)
+    hashed = make_password(new_password)
+    with transaction.atomic():
+        store_password(user, hashed)
+    signals.password_changed.send(sender=type(user), user=user)
+    if not revoke_other_sessions:
+        return None
+    # better-auth revokes every session, the caller's too, then signs the caller in afresh.
+    sessions.revoke(user)
+    remember = ctx.signed_cookie(DONT_REMEMBER) != "true"
+    return sessions.create_session(ctx, user, remember)

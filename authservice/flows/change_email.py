@@ -1,0 +1,65 @@
+"""POST /change-email: pick one of three flows for the caller's state and settings (core.md §4.13).
+
+(a) an unverified address may be replaced at once (``update_email_without_verification``);
+(b) a verified address first approves the change from the old mailbox (``send_confirmation_to_old_email``);
+(c) otherwise the new mailbox proves it is reachable before anything changes.
+Links of (b) and (c) are applied by GET /verify-email.
+"""
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+
+from authservice import app_settings, signals
+from authservice.errors import APIError, codes
+from authservice.flows import sessions, verification
+
+
+def change_email(ctx, found, new_email, callback_url=None):
+    """Start (or, in flow (a), finish) moving ``found.user`` to ``new_email``."""
+    options = app_settings.change_email
+    if not options.enabled:
+        raise APIError(400, codes.CHANGE_EMAIL_DISABLED)
+    user = found.user
+    new_email = new_email.lower()
+    if new_email == user.email:
+        raise APIError(400, codes.EMAIL_IS_THE_SAME)
+    can_mail = app_settings.email_verification.enabled
+    update_at_once = not user.email_verified and options.update_email_without_verification
+    confirm_on_old = can_mail and user.email_verified and options.send_confirmation_to_old_email
+    # Decided before the address is looked up: failing only for free addresses would reveal taken ones.
+    if not (update_at_once or confirm_on_old or can_mail):
+        raise APIError(400, codes.VERIFICATION_EMAIL_NOT_ENABLED)
+    if get_user_model().objects.filter(email=new_email).exists():
+        # Same answer and comparable work as a real request: taken addresses are not enumerable.
+        verification.make_token(user.email, new_email)
+        return
+    if update_at_once:
+        _update_now(ctx, found, new_email, callback_url, can_mail)
+    elif confirm_on_old:
+        verification.send_verification_mail(
+            ctx, user, callback_url, update_to=new_email,
+            request_type="change-email-confirmation", kind="change-email-confirmation",
+        )
+    else:
+        verification.send_verification_mail(
+            ctx, user, callback_url, update_to=new_email,
+            request_type="change-email-verification", kind="change-email-verification",
+        )
+
+
+def _update_now(ctx, found, new_email, callback_url, can_mail):
+    user = found.user
+    old_email = user.email
+    User = get_user_model()
+    user.email = new_email
+    try:
+        with transaction.atomic():
+            user.save(update_fields=["email", "updated_at"])
+    except IntegrityError:
+        # Taken between the check and the write: answer as for any taken address.
+        user.email = old_email
+        return
+    sessions.set_session_cookie(ctx, found.session)
+    signals.email_changed.send(sender=User, user=user, old_email=old_email, new_email=new_email)
+    if can_mail:
+        verification.send_verification_mail(ctx, user, callback_url)

@@ -1,0 +1,155 @@
+"""Sending and following e-mail verification links, change-e-mail links included (core.md §4.7, §4.8).
+
+Tokens are made and read by :mod:`authservice.flows.verification`; this module decides what a token
+does. A change-e-mail token carries ``email`` (the address the account has now), ``updateTo`` (the new
+one) and ``requestType``; the account is found by ``email``, so a link that was already applied no
+longer finds it (``USER_NOT_FOUND``), as in better-auth.
+"""
+
+import time
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+
+from authservice import app_settings, links, signals, wire
+from authservice.api.context import Redirect
+from authservice.errors import APIError, codes
+from authservice.flows import sessions, verification
+
+# Without a session the answer waits this long, so it does not tell known from unknown addresses.
+ANONYMOUS_ANSWER_SECONDS = 0.5
+
+CONFIRMATION = "change-email-confirmation"
+CHANGE_VERIFICATION = "change-email-verification"
+
+
+def _find_user(email):
+    return get_user_model().objects.filter(email=email.lower()).first()
+
+
+def _require_enabled():
+    if not app_settings.email_verification.enabled:
+        raise APIError(400, codes.VERIFICATION_EMAIL_NOT_ENABLED)
+
+
+# --- POST /send-verification-email --------------------------------------------------------------
+def send(ctx, email, callback_url=None):
+    """Mail a verification link; ``{"status": True}`` or an APIError (core.md §4.7)."""
+    started = time.monotonic()
+    _require_enabled()
+    found = sessions.get_session(ctx)
+    if found is None:
+        try:
+            _send_anonymous(ctx, email, callback_url)
+        finally:
+            _wait_until(started + ANONYMOUS_ANSWER_SECONDS)
+        return {"status": True}
+    user = found.user
+    if user.email.lower() != email.lower():
+        raise APIError(400, codes.EMAIL_MISMATCH)
+    if user.email_verified:
+        raise APIError(400, codes.EMAIL_ALREADY_VERIFIED)
+    verification.send_verification_mail(ctx, user, callback_url)
+    return {"status": True}
+
+
+def _send_anonymous(ctx, email, callback_url):
+    user = _find_user(email)
+    if user is None or user.email_verified or not user.is_active:
+        # Same token work as a real send; the fixed answer time hides the rest.
+        verification.make_token(email)
+        return
+    verification.send_verification_mail(ctx, user, callback_url)
+
+
+def _wait_until(deadline):
+    remaining = deadline - time.monotonic()
+    if remaining > 0:
+        time.sleep(remaining)
+
+
+# --- GET /verify-email ---------------------------------------------------------------------------
+def verify(ctx, token, callback_url=None):
+    """Follow a verification link (core.md §4.8).
+
+    Token and user errors answer 401 JSON, or with ``callback_url`` a 302 there with ``error=CODE``.
+    One addition to better-auth: when a change-e-mail link would move the account onto an address
+    that another account took meanwhile, the answer is 422
+    ``USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL`` (redirected the same way), never a 500.
+    """
+    try:
+        payload = verification.read_token(token)
+        user = _find_user(payload["email"])
+        if user is None:
+            raise APIError(401, codes.USER_NOT_FOUND)
+        if payload.get("updateTo"):
+            result = _apply_change(ctx, user, payload, callback_url)
+        else:
+            result = _verify_plain(ctx, user)
+    except APIError as error:
+        if callback_url and error.status_code in (401, 422):
+            return Redirect(links.with_params(callback_url, error=error.code))
+        raise
+    return Redirect(callback_url) if callback_url else result
+
+
+def _verify_plain(ctx, user):
+    if user.email_verified:
+        return {"status": True, "user": None}
+    user.email_verified = True
+    user.save(update_fields=["email_verified", "updated_at"])
+    signals.email_verified.send(sender=type(user), user=user)
+    if app_settings.email_verification.auto_sign_in_after_verification:
+        _sign_in(ctx, user)
+    return {"status": True, "user": None}
+
+
+def _sign_in(ctx, user):
+    """Keep the caller's session when it is already this user's, else start one."""
+    found = sessions.get_session(ctx)
+    if found is not None and found.user.pk == user.pk:
+        sessions.set_session_cookie(ctx, found.session)
+    else:
+        sessions.create_session(ctx, user)
+
+
+def _apply_change(ctx, user, payload, callback_url):
+    found = sessions.get_session(ctx)
+    if found is not None and found.user.email.lower() != payload["email"]:
+        raise APIError(401, codes.INVALID_USER)
+    request_type = payload.get("requestType")
+    new_email = payload["updateTo"]
+    if request_type == CONFIRMATION:
+        # The old address approved the move; now the new address must prove itself.
+        verification.send_verification_mail(
+            ctx, user, callback_url, update_to=new_email, request_type=CHANGE_VERIFICATION,
+            kind=CHANGE_VERIFICATION,
+        )
+        return {"status": True}
+    verified = request_type == CHANGE_VERIFICATION
+    old_email = user.email
+    _move_address(user, new_email, verified)
+    if found is None:
+        sessions.create_session(ctx, user)
+    else:
+        sessions.set_session_cookie(ctx, found.session)
+    signals.email_changed.send(sender=type(user), user=user, old_email=old_email, new_email=new_email)
+    if verified:
+        signals.email_verified.send(sender=type(user), user=user)
+    else:
+        # Legacy link (no type): the new address still has to be verified with a plain link.
+        verification.send_verification_mail(ctx, user, callback_url)
+    return {"status": True, "user": wire.user(user)}
+
+
+def _move_address(user, new_email, verified):
+    User = get_user_model()
+    if User.objects.filter(email=new_email).exclude(pk=user.pk).exists():
+        raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL)
+    user.email = new_email
+    user.email_verified = verified
+    try:
+        with transaction.atomic():
+            user.save(update_fields=["email", "email_verified", "updated_at"])
+    except IntegrityError:  # taken between the check and the write
+        raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL) from None

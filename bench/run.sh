@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# Load-test get-session, sign-in and sign-up under gunicorn on PostgreSQL, without and with Redis.
+# One command: `bash bench/run.sh`. See bench/README.md for what it does and what the figures mean.
+#
+# Knobs (environment): BENCH_DURATION (s per run, 15), BENCH_CONNECTIONS (32), BENCH_THREADS (2),
+# BENCH_WORKERS (gunicorn workers, 2), BENCH_GUNICORN_ARGS (extra gunicorn flags), BENCH_DATABASE_URL,
+# BENCH_REDIS_URL, BENCH_MODES ("plain redis"), BENCH_ENDPOINTS ("get-session sign-in sign-up"),
+# BENCH_HASH_SECONDS (8), PYTHON.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$HERE")
+cd "$ROOT"
+
+PYTHON=${PYTHON:-python}
+DURATION=${BENCH_DURATION:-15}
+CONNECTIONS=${BENCH_CONNECTIONS:-32}
+THREADS=${BENCH_THREADS:-2}
+WORKERS=${BENCH_WORKERS:-2}
+DATABASE_URL_BENCH=${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/authservice_bench}
+REDIS_URL_BENCH=${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14}
+MODES=${BENCH_MODES:-plain redis}
+ENDPOINTS=${BENCH_ENDPOINTS:-get-session sign-in sign-up}
+HASH_SECONDS=${BENCH_HASH_SECONDS:-8}
+PASSWORD=bench-password-123
+SECRET=bench-secret-not-for-production-0123456789abcdef0123456789
+
+WORK=$(mktemp -d /tmp/authservice-bench.XXXXXX)
+RESULTS="$WORK/results.tsv"
+: >"$RESULTS"
+SERVER_PID=""
+REDIS_STARTED=""
+
+log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+stop_server() {
+    [ -n "$SERVER_PID" ] || return 0
+    if kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+    fi
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+}
+
+cleanup() {
+    stop_server
+    if [ -n "$REDIS_STARTED" ]; then
+        timeout 10 redis-cli -p "$REDIS_STARTED" shutdown nosave >/dev/null 2>&1 || true
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+
+# --- what the benchmark needs ------------------------------------------------------------------
+ensure_wrk() {
+    command -v wrk >/dev/null && return
+    log "installing wrk"
+    if ! timeout 300 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y wrk >"$WORK/apt.log" 2>&1; then
+        timeout 300 $SUDO apt-get update >>"$WORK/apt.log" 2>&1 || true
+        timeout 300 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y wrk >>"$WORK/apt.log" 2>&1 \
+            || die "could not install wrk (see $WORK/apt.log)"
+    fi
+}
+
+ensure_python_packages() {
+    "$PYTHON" -c "import django, environ, rest_framework, argon2, gunicorn, psycopg, redis" 2>/dev/null && return
+    log "installing requirements.txt"
+    timeout 600 "$PYTHON" -m pip install -q -r requirements.txt || die "pip install -r requirements.txt failed"
+}
+
+redis_ping() {
+    timeout 10 "$PYTHON" -c "import redis, sys; redis.Redis.from_url(sys.argv[1], socket_timeout=3).ping()" \
+        "$REDIS_URL_BENCH" 2>/dev/null
+}
+
+# Redis: reachable, or started here (and shut down at the end), or that mode is skipped.
+ensure_redis() {
+    redis_ping && return 0
+    local port
+    port=$("$PYTHON" -c "import sys; from urllib.parse import urlsplit; print(urlsplit(sys.argv[1]).port or 6379)" "$REDIS_URL_BENCH")
+    if ! command -v redis-server >/dev/null; then
+        log "installing redis-server"
+        timeout 300 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >>"$WORK/apt.log" 2>&1 || true
+    fi
+    if command -v redis-server >/dev/null; then
+        log "starting redis-server on port $port"
+        redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes >/dev/null \
+            && REDIS_STARTED=$port
+        for _ in $(seq 1 25); do redis_ping && return 0; sleep 0.2; done
+    fi
+    return 1
+}
+
+free_port() {
+    "$PYTHON" -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"
+}
+
+# --- one configuration -------------------------------------------------------------------------
+# Environment of everything that touches the service: the server, migrate and the seed script.
+service_env() {
+    local port=$1 redis=$2
+    echo DJANGO_SETTINGS_MODULE=project.settings DATABASE_URL="$DATABASE_URL_BENCH" SECRET_KEY="$SECRET" \
+        DEBUG=false AUTH_RATE_LIMIT=false AUTH_BASE_URL="http://127.0.0.1:$port" REDIS_URL="$redis"
+}
+
+start_server() {
+    local port=$1 redis=$2 mode=$3
+    # shellcheck disable=SC2046,SC2086
+    env $(service_env "$port" "$redis") "$PYTHON" -m gunicorn project.wsgi:application \
+        --workers "$WORKERS" --bind "127.0.0.1:$port" --timeout 120 --graceful-timeout 5 \
+        --error-logfile "$WORK/gunicorn-$mode.log" ${BENCH_GUNICORN_ARGS:-} &
+    SERVER_PID=$!
+    for _ in $(seq 1 150); do
+        kill -0 "$SERVER_PID" 2>/dev/null || die "gunicorn exited (see $WORK/gunicorn-$mode.log)"
+        if [ "$(curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$port/api/auth/ok")" = 200 ]; then
+            return
+        fi
+        sleep 0.2
+    done
+    die "gunicorn did not answer /api/auth/ok within 30 s"
+}
+
+run_wrk() {
+    local port=$1 endpoint=$2 seconds=$3 out=$4
+    local script url="http://127.0.0.1:$port"
+    case $endpoint in
+        get-session) script=get_session.lua ;;
+        sign-in) script=sign_in.lua ;;
+        sign-up) script=sign_up.lua ;;
+        *) die "unknown endpoint $endpoint" ;;
+    esac
+    BENCH_COOKIES="$WORK/cookies.txt" BENCH_EMAILS="$WORK/emails.txt" BENCH_PASSWORD="$PASSWORD" \
+        BENCH_RUN_ID="$(date +%s%N)" \
+        timeout $((seconds + 60)) wrk -t "$THREADS" -c "$CONNECTIONS" -d "${seconds}s" --timeout 30s --latency \
+        -s "$HERE/$script" "$url" >"$out" 2>&1 || die "wrk failed: $(cat "$out")"
+}
+
+run_mode() {
+    local mode=$1 redis=""
+    if [ "$mode" = redis ]; then
+        if ! ensure_redis; then
+            log "Redis unreachable at $REDIS_URL_BENCH: skipping the Redis runs"
+            return
+        fi
+        redis=$REDIS_URL_BENCH
+        timeout 10 "$PYTHON" -c "import redis, sys; redis.Redis.from_url(sys.argv[1]).flushdb()" "$redis"
+    fi
+    local label=${redis:-unset}
+    local port
+    port=$(free_port)
+    log "[$mode] fresh database, migrate, seed"
+    timeout 60 "$PYTHON" "$HERE/fresh_db.py" "$DATABASE_URL_BENCH" || die "could not create the database"
+    # shellcheck disable=SC2046
+    timeout 300 env $(service_env "$port" "$redis") "$PYTHON" manage.py migrate --noinput >"$WORK/migrate.log" 2>&1 \
+        || die "migrate failed (see $WORK/migrate.log)"
+    # shellcheck disable=SC2046
+    timeout 300 env $(service_env "$port" "$redis") "$PYTHON" "$HERE/seed.py" --out "$WORK" --password "$PASSWORD" >&2 \
+        || die "seeding failed"
+    log "[$mode] gunicorn, $WORKERS workers, on 127.0.0.1:$port"
+    start_server "$port" "$redis" "$mode"
+    timeout 120 "$PYTHON" "$HERE/check.py" "http://127.0.0.1:$port" "$WORK/cookies.txt" "$WORK/emails.txt" \
+        "$PASSWORD" "$mode-$(date +%s%N)" || die "the service does not answer as expected"
+    # Warm-up: connections opened, code paths and the database's caches hot.
+    run_wrk "$port" get-session 3 "$WORK/warmup.txt"
+    for endpoint in $ENDPOINTS; do
+        log "[$mode] $endpoint: wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s"
+        run_wrk "$port" "$endpoint" "$DURATION" "$WORK/wrk-$mode-$endpoint.txt"
+        printf '%s\t%s\t%s\n' "$label" "$endpoint" "$("$PYTHON" "$HERE/report.py" parse "$WORK/wrk-$mode-$endpoint.txt")" \
+            >>"$RESULTS"
+    done
+    stop_server
+}
+
+# --- main --------------------------------------------------------------------------------------
+ensure_wrk
+ensure_python_packages
+command -v curl >/dev/null || die "curl is required"
+
+log "password-hash ceiling: make_password in 1 and 2 processes, ${HASH_SECONDS}s each"
+HASH1=$(timeout $((HASH_SECONDS * 2 + 120)) "$PYTHON" "$HERE/hash_ceiling.py" --processes 1 --seconds "$HASH_SECONDS")
+HASH2=$(timeout $((HASH_SECONDS * 2 + 120)) "$PYTHON" "$HERE/hash_ceiling.py" --processes 2 --seconds "$HASH_SECONDS")
+CEILING=$(echo "$HASH2" | awk '{print $4}')
+
+for mode in $MODES; do
+    run_mode "$mode"
+done
+
+HASHER=$("$PYTHON" -c "
+import os, sys; sys.path.insert(0, '.'); os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'project.settings')
+import django; django.setup()
+from django.contrib.auth.hashers import get_hasher
+h = get_hasher()
+print(f'{h.algorithm} (time_cost={h.time_cost}, memory_cost={h.memory_cost} KiB, parallelism={h.parallelism})')
+" 2>/dev/null || echo unknown)
+
+echo
+echo "## authservice benchmark"
+echo
+echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)," \
+     "gunicorn $WORKERS sync workers, PostgreSQL, wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, AUTH_RATE_LIMIT=false."
+echo
+"$PYTHON" "$HERE/report.py" table "$RESULTS" "$CEILING"
+echo
+echo "Password-hash ceiling, $HASHER:"
+echo "$HASH1" | awk '{printf "- 1 process:   %.1f hashes/s\n", $4}'
+echo "$HASH2" | awk '{printf "- 2 processes: %.1f hashes/s (the ceiling for sign-in and sign-up)\n", $4}'
+awk -F'\t' -v c="$CEILING" '$2 == "sign-in" || $2 == "sign-up" {
+    printf "- %s (REDIS_URL %s): %.1f req/s = %.0f %% of the ceiling\n", $2, $1, $4, 100 * $4 / c }' "$RESULTS"
+echo
+log "raw wrk output and server logs in $WORK"

@@ -1,0 +1,151 @@
+"""The SSO plugin's settings: one dict, ``settings.AUTHSERVICE_SSO``, read through this module only.
+
+Every key has a default below, mirroring ``@better-auth/sso``'s option of the same name in snake_case
+(sso.md §2, §5, §6, §7, §8). Nested dicts merge key by key over the defaults::
+
+    AUTHSERVICE_SSO = {
+        "domain_verification": {"enabled": True},
+        "dns_nameservers": ["127.0.0.1:5353"],
+        "organization_provisioning": {"default_role": "member"},
+    }
+
+Read as ``sso_settings.domain_verification.enabled``. Unknown keys are reported by ``sso.E001``.
+"""
+
+import copy
+import functools
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils.module_loading import import_string
+
+DAY = 86400
+
+DEFAULTS = {
+    "domain_verification": {
+        # Providers must prove their domain by a DNS TXT record before sign-in works (sso.md §7).
+        "enabled": False,
+        # Lifetime of a domain-verification token, seconds (better-auth: 7 days).
+        "token_expires_in": 7 * DAY,
+    },
+    # Nameservers for the TXT lookups: ["host", "host:port", ...]; empty = the system resolver.
+    "dns_nameservers": [],
+    # Providers one user may register; 0 disables the limit (better-auth: providersLimit 10).
+    "providers_limit": 10,
+    # Whether POST /sso/register is open at all (better-auth: disableSSORegistration... inverted).
+    "registration_enabled": True,
+    "organization": {
+        # The organization endpoints and organization-owned providers (sso.md §8.1).
+        "enabled": False,
+    },
+    "organization_provisioning": {
+        "disabled": False,
+        # Role given to users added by an SSO sign-in: "member" or "admin".
+        "default_role": "member",
+        # Dotted path of ``get_role(user=, user_info=, token=, provider=) -> str``; None = default_role.
+        "get_role": None,
+    },
+    # Dotted path of ``provision_user(user=, user_info=, token=, provider=, is_new_user=)``, run on
+    # every SSO sign-in (sso.md §8 step 3); None = nothing.
+    "provision_user": None,
+    "account_linking": {
+        # Auto-link to an existing user only when the local e-mail is verified (sso.md §6).
+        "require_local_email_verified": True,
+        # Trust the IdP's email_verified claim (better-auth: trustEmailVerified).
+        "trust_email_verified": False,
+    },
+    # Reject unknown users unless the sign-in asked for requestSignUp (sso.md §6.4).
+    "disable_implicit_sign_up": False,
+    # Providers defined in settings (better-auth: defaultSSO); their ids are reserved and they count
+    # as verified. Each item: {"provider_id", "domain", "oidc_config"|"saml_config", ...}.
+    "default_sso": [],
+    "saml": {
+        "enable_in_response_to_validation": True,
+        "allow_idp_initiated": False,
+        # Milliseconds, as in better-auth.
+        "request_ttl": 300_000,
+        "clock_skew": 300_000,
+        "require_timestamps": False,
+        "algorithms": {
+            # "warn" (log, accept), "reject" or "allow" for deprecated algorithms.
+            "on_deprecated": "warn",
+            # Allow-lists replacing the deprecated/secure rules when set.
+            "allowed_signature_algorithms": None,
+            "allowed_digest_algorithms": None,
+            "allowed_key_encryption_algorithms": None,
+            "allowed_data_encryption_algorithms": None,
+        },
+        # Bytes: SAMLResponse measured on its base64 text; IdP/SP metadata at register and update.
+        "max_response_size": 256 * 1024,
+        "max_metadata_size": 100 * 1024,
+        # Global post-login fallback for IdP-initiated responses.
+        "idp_initiated_callback_url": None,
+    },
+    # Seconds for discovery and every server-side IdP fetch (sso.md §4).
+    "discovery_timeout": 10,
+}
+
+# Dicts whose keys the user chooses, returned as plain dicts.
+_RAW_DICTS = set()
+
+
+class _Section:
+    def __init__(self, values, path):
+        self._values = values
+        self._path = path
+
+    def __getattr__(self, name):
+        try:
+            value = self._values[name]
+        except KeyError:
+            raise AttributeError(f"Unknown setting {self._path}.{name}") from None
+        if isinstance(value, dict) and name not in _RAW_DICTS:
+            return _Section(value, f"{self._path}.{name}")
+        return value
+
+    def as_dict(self):
+        return copy.deepcopy(self._values)
+
+
+def _merge(defaults, overrides):
+    merged = copy.deepcopy(defaults)
+    for key, value in overrides.items():
+        if isinstance(merged.get(key), dict) and isinstance(value, dict) and key not in _RAW_DICTS:
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def unknown_keys(defaults=DEFAULTS, overrides=None, prefix=""):
+    overrides = getattr(settings, "AUTHSERVICE_SSO", {}) if overrides is None else overrides
+    found = []
+    for key, value in overrides.items():
+        if key not in defaults:
+            found.append(prefix + key)
+        elif isinstance(defaults[key], dict) and isinstance(value, dict) and key not in _RAW_DICTS:
+            found += unknown_keys(defaults[key], value, f"{prefix}{key}.")
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _load():
+    return _Section(_merge(DEFAULTS, getattr(settings, "AUTHSERVICE_SSO", {})), "AUTHSERVICE_SSO")
+
+
+def __getattr__(name):
+    return getattr(_load(), name)
+
+
+def callable_setting(value):
+    """A callable from a dotted path (or a callable given directly); ``None`` stays ``None``."""
+    if value is None or callable(value):
+        return value
+    return import_string(value)
+
+
+@receiver(setting_changed)
+def _reset(setting, **kwargs):
+    if setting == "AUTHSERVICE_SSO":
+        _load.cache_clear()

@@ -1,0 +1,16 @@
+import importlib
+
+from django.apps import AppConfig
+
+
+class SsoConfig(AppConfig):
+    name = "sso"
+    verbose_name = "Single sign-on"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from sso import checks  # noqa: F401 - registers the system checks
+        from sso.endpoints import MODULES
+
+        for module in MODULES:
+            importlib.import_module(module)

@@ -1,0 +1,10 @@
+"""SSO endpoint declarations, one module per route group. Listed explicitly: no autodiscovery.
+
+Each helper/feature adds ONE line here; ``SsoConfig.ready()`` imports them all.
+"""
+
+MODULES = [
+    "sso.endpoints.providers",
+    "sso.endpoints.domains",
+    "sso.endpoints.organizations",
+]

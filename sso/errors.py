@@ -1,0 +1,107 @@
+"""The SSO plugin's error codes (sso.md §2-§9), added to the core catalogue.
+
+Import this module before using ``codes.<SSO code>``; ``SsoConfig.ready()`` does so through the
+endpoint modules. Codes the core already defines (``PROVIDER_NOT_FOUND``, ``NO_FIELDS_TO_UPDATE``,
+``UNAUTHORIZED``) are reused with the message of the use (see the ``*_MESSAGE`` constants).
+"""
+
+from authservice.errors import codes, define
+
+for _code, _message in {
+    # Provider management (§2).
+    "SSO_REGISTRATION_DISABLED": "SSO provider registration is disabled",
+    "PROVIDER_LIMIT_REACHED": "You have reached the maximum number of SSO providers",
+    "SAML_METADATA_TOO_LARGE": "SAML metadata exceeds maximum allowed size",
+    "NOT_ORGANIZATION_MEMBER": "You are not a member of the organization",
+    "ORGANIZATION_ADMIN_REQUIRED": "You must be an organization owner or admin to register SSO providers",
+    "PROVIDER_ID_RESERVED": "This providerId is reserved and cannot be used for an SSO provider",
+    "PROVIDER_ID_EXISTS": "SSO provider with this providerId already exists",
+    "PROVIDER_ACCESS_DENIED": "You don't have access to this provider",
+    "PROVIDER_CONFIG_TYPE_MISMATCH": (
+        "Cannot update SAML config for a provider that doesn't have SAML configured"
+    ),
+    "PROVIDER_IDENTITY_LOCKED": "Cannot change SSO provider identity fields while linked accounts exist",
+    "CLIENT_SECRET_REQUIRED": (
+        "clientSecret is required when using client_secret_basic or client_secret_post authentication"
+    ),
+    "PRIVATE_KEY_RESOLVER_REQUIRED": (
+        "private_key_jwt authentication requires either a resolvePrivateKey callback or a privateKey "
+        "in defaultSSO"
+    ),
+    "CERT_SOURCE_MISSING": (
+        "samlConfig requires either a signing certificate (cert or idpMetadata.cert) or an "
+        "idpMetadata.metadata XML document."
+    ),
+    "SAML_IDP_ENTITY_ID_REQUIRED": "samlConfig.idpMetadata requires either metadata or entityID",
+    "SAML_ENTRY_POINT_REQUIRED": "samlConfig.entryPoint is required",
+    "SAML_INVALID_CERTIFICATE": "samlConfig.cert is not a valid PEM certificate",
+    "SAML_INVALID_SP_METADATA": "Invalid SP metadata",
+    "SAML_SP_METADATA_ASSERTION_SIGNATURE_MISMATCH": (
+        "spMetadata WantAssertionsSigned does not match samlConfig.wantAssertionsSigned"
+    ),
+    "SAML_ALGORITHM_NOT_ALLOWED": "SAML algorithm not allowed",
+    "SAML_UNKNOWN_ALGORITHM": "Unknown SAML algorithm",
+    "SAML_DEPRECATED_CONFIG_ALGORITHM": "Deprecated SAML algorithm in configuration",
+    "SAML_CONFIG_INVALID": "Invalid SAML configuration",
+    "SAML_PROVIDER_NOT_FOUND": "No SAML provider found",
+    # Discovery and server-side fetches (§4); lower-case, as better-auth sends them.
+    "discovery_invalid_url": "Invalid OIDC discovery URL",
+    "discovery_untrusted_origin": "Untrusted OIDC discovery URL",
+    "discovery_private_host": "OIDC endpoint host is not publicly routable",
+    "oidc_endpoint_redirect": "OIDC endpoint answered with a redirect",
+    "discovery_not_found": "OIDC discovery endpoint not found",
+    "discovery_invalid_json": "OIDC discovery returned invalid data",
+    "discovery_incomplete": "OIDC discovery document is missing required fields",
+    "issuer_mismatch": "OIDC issuer mismatch",
+    "unsupported_token_auth_method": "Unsupported token endpoint authentication method",
+    "discovery_timeout": "OIDC discovery timed out",
+    "discovery_unexpected_error": "OIDC discovery failed",
+    # Sign-in (§3).
+    "SSO_IDENTIFIER_REQUIRED": "email, organizationSlug, domain or providerId is required",
+    "PROVIDER_TYPE_NOT_CONFIGURED": "OIDC provider is not configured",
+    "DOMAIN_NOT_VERIFIED": "Provider domain has not been verified",
+    "SAML_ADDITIONAL_PARAMS_UNSUPPORTED": (
+        "additionalParams is not supported for SAML providers; the SAML AuthnRequest is signed and "
+        "cannot carry caller-supplied query parameters."
+    ),
+    "SAML_SIGNING_KEY_MISSING": (
+        "authnRequestsSigned is enabled but no privateKey provided in spMetadata or samlConfig"
+    ),
+    # Domain verification (§7).
+    "DOMAIN_VERIFIED": "Domain has already been verified",
+    "IDENTIFIER_TOO_LONG": "Verification identifier exceeds the DNS label limit of 63 characters",
+    "NO_PENDING_VERIFICATION": "No pending domain verification exists",
+    "INVALID_DOMAIN": "Invalid domain",
+    "DOMAIN_VERIFICATION_FAILED": "Unable to verify domain ownership. Try again later",
+    "SSO_PROVIDER_CHANGED": "The SSO provider changed during the operation",
+    # Organizations (§8.1).
+    "ORGANIZATION_ALREADY_EXISTS": "Organization already exists",
+    "NO_ACTIVE_ORGANIZATION": "No active organization",
+    "YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION": "You are not a member of this organization",
+    "ORGANIZATION_NOT_FOUND": "Organization not found",
+}.items():
+    define(_code, _message)
+
+# Messages of a shared code in one particular use.
+PROVIDER_NOT_FOUND_MESSAGE = "Provider not found"
+NO_PROVIDER_FOR_ISSUER_MESSAGE = "No provider found for the issuer"
+NO_PROVIDER_FOR_ID_MESSAGE = "No provider found for the given providerId"
+NO_FIELDS_MESSAGE = "No fields provided for update"
+SAML_NOT_CONFIGURED_MESSAGE = "SAML provider is not configured"
+OIDC_CONFIG_TYPE_MISMATCH_MESSAGE = (
+    "Cannot update OIDC config for a provider that doesn't have OIDC configured"
+)
+SSO_IDENTIFIER_ORG_MESSAGE = "providerId, orgId or domain is required"
+NO_RESOLVER_MESSAGE = "No DNS resolver is available"
+
+
+def metadata_too_large_message(which, limit):
+    """``which`` is "IdP" or "SP"."""
+    return f"{which} metadata exceeds maximum allowed size ({limit} bytes)"
+
+
+def verification_failed_message(domain):
+    return f"Unable to verify domain ownership for {domain}. Try again later"
+
+
+__all__ = ["codes"]

@@ -1,0 +1,65 @@
+"""better-auth's own JavaScript client works against this server end to end (the pinned package in tests/js).
+
+The client runs in Node against a live server, keeps cookies like a browser and sends the page's
+Origin; tests/js/client_flow.mjs checks every answer and prints a summary of the steps it took.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+JS = Path(__file__).resolve().parent / "js"
+FLOW = JS / "client_flow.mjs"
+STEPS = [
+    "signUp.email",
+    "getSession",
+    "signOut",
+    "getSession after signOut",
+    "signIn.email",
+    "signIn.email (second browser)",
+    "listSessions",
+    "revokeOtherSessions",
+    "listSessions after revokeOtherSessions",
+    "getSession in the second browser",
+    "changePassword",
+    "getSession after changePassword",
+    "signIn.email with the new password",
+    "signIn.email with the old password",
+]
+
+
+def node_or_skip():
+    """The node binary; without Node or the npm packages the test skips locally and fails in CI."""
+    node = shutil.which("node")
+    missing = None
+    if node is None:
+        missing = "Node.js is not installed"
+    elif not (JS / "node_modules" / "better-auth").is_dir():
+        missing = "better-auth is not installed in tests/js (run `npm ci --prefix tests/js`)"
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"{missing}; CI must provide it for the end-to-end test")
+        pytest.skip(missing)
+    return node
+
+
+@pytest.mark.e2e
+def test_better_auths_client_signs_up_in_and_out_manages_sessions_and_changes_password(live_server, configure):
+    node = node_or_skip()
+    configure(base_url=live_server.url)
+    completed = subprocess.run(
+        [node, str(FLOW), live_server.url],
+        capture_output=True, text=True, timeout=120, check=False, cwd=JS,
+    )
+    assert completed.returncode == 0, f"{completed.stdout}\n{completed.stderr}"
+    summary = json.loads(completed.stdout)
+    assert summary["ok"] is True
+    assert summary["betterAuthVersion"] == "1.7.5"
+    assert [s["step"] for s in summary["steps"]] == STEPS
+    assert summary["steps"][-1] == {"step": "signIn.email with the old password", "status": 401,
+                                    "code": "INVALID_EMAIL_OR_PASSWORD"}
+    assert all(s["status"] == 200 for s in summary["steps"][:-1]), summary["steps"]
