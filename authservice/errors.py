@@ -130,3 +130,48 @@ class APIError(Exception):
 
 def validation_error(message):
     return APIError(400, codes.VALIDATION_ERROR, message)
+
+
+# --- social sign-in (issue 5; core.md §4.19, §5.1) -------------------------------------------------
+for _code, _message in {
+    "CALLBACK_URL_REQUIRED": "callbackURL is required",
+    "ID_TOKEN_NOT_SUPPORTED": "id_token not supported",
+    "USER_EMAIL_NOT_FOUND": "User email not found",
+    "SOCIAL_ACCOUNT_ALREADY_LINKED": "Social account already linked",
+    "LINKING_NOT_ALLOWED": "Account not linked - linking not allowed",
+    "LINKING_DIFFERENT_EMAILS_NOT_ALLOWED": "Account not linked - different emails not allowed",
+    "LINKING_FAILED": "Account not linked - unable to create account",
+    # The message is the reason ("account not linked", "signup disabled", ...).
+    "OAUTH_LINK_ERROR": "account not linked",
+    "INVALID_OAUTH_CONFIGURATION": "Invalid OAuth configuration",
+    "FAILED_TO_CREATE_VERIFICATION": "Unable to create verification",
+}.items():
+    define(_code, _message)
+
+
+class OAuthCallbackError:
+    """The ``?error=`` values of GET /callback/:provider redirects (core.md §5.3), in step order."""
+
+    INVALID_CALLBACK_REQUEST = "invalid_callback_request"
+    STATE_NOT_FOUND = "state_not_found"
+    STATE_MISMATCH = "state_mismatch"
+    INTERNAL_SERVER_ERROR = "internal_server_error"
+    NO_CODE = "no_code"
+    PROVIDER_NOT_FOUND = "oauth_provider_not_found"
+    ISSUER_MISMATCH = "issuer_mismatch"
+    NONCE_BINDING_MISSING = "nonce_binding_missing"
+    INVALID_CODE = "invalid_code"
+    UNABLE_TO_GET_USER_INFO = "unable_to_get_user_info"
+    NO_CALLBACK_URL = "no_callback_url"
+    UNABLE_TO_LINK_ACCOUNT = "unable_to_link_account"
+    EMAIL_DOES_NOT_MATCH = "email_does_not_match"
+    ACCOUNT_ALREADY_LINKED = "account_already_linked_to_different_user"
+    EMAIL_NOT_FOUND = "email_not_found"
+    EMAIL_NOT_VERIFIED = "email_not_verified"
+    # Sign-in failure reasons (better-auth's words; the redirect replaces spaces with "_").
+    ACCOUNT_NOT_LINKED = "account not linked"
+    SIGNUP_DISABLED = "signup disabled"
+    UNABLE_TO_CREATE_USER = "unable to create user"
+    LINK_FAILED = "unable to link account"
+    UNABLE_TO_UPDATE_ACCOUNT = "unable to update account"
+    UNABLE_TO_CREATE_SESSION = "unable to create session"

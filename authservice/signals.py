@@ -24,3 +24,7 @@ password_reset = Signal()
 email_changed = Signal()
 # user_id, email: sent after the user row and its sessions and accounts are gone.
 user_deleted = Signal()
+# user, provider (id), account, session, is_new_user: a sign-in through a social provider (issue 5).
+social_sign_in = Signal()
+# user, provider (id), account: a provider account attached to an existing user.
+account_linked = Signal()

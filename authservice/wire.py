@@ -41,7 +41,7 @@ def account(record):
         "accountId": record.account_id,
         "providerId": record.provider_id,
         "userId": record.user_id,
-        "scopes": [scope for scope in (record.scope or "").split(",") if scope],
+        "scopes": [scope.strip() for scope in (record.scope or "").split(",") if scope.strip()],
         "createdAt": iso(record.created_at),
         "updatedAt": iso(record.updated_at),
     }

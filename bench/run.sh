@@ -5,7 +5,7 @@
 # Knobs (environment): BENCH_DURATION (s per run, 15), BENCH_CONNECTIONS (32), BENCH_THREADS (2),
 # BENCH_WORKERS (gunicorn workers, 2), BENCH_GUNICORN_ARGS (extra gunicorn flags), BENCH_DATABASE_URL,
 # BENCH_REDIS_URL, BENCH_MODES ("plain redis"), BENCH_ENDPOINTS ("get-session sign-in sign-up"),
-# BENCH_HASH_SECONDS (8), PYTHON.
+# BENCH_HASH_SECONDS (8), BENCH_IDLE_WAIT (s to wait for a quiet machine before each run, 60), PYTHON.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,6 +22,8 @@ REDIS_URL_BENCH=${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14}
 MODES=${BENCH_MODES:-plain redis}
 ENDPOINTS=${BENCH_ENDPOINTS:-get-session sign-in sign-up}
 HASH_SECONDS=${BENCH_HASH_SECONDS:-8}
+IDLE_WAIT=${BENCH_IDLE_WAIT:-60}
+DB_NAME=${DATABASE_URL_BENCH##*/}
 PASSWORD=bench-password-123
 SECRET=bench-secret-not-for-production-0123456789abcdef0123456789
 
@@ -137,8 +139,18 @@ run_wrk() {
     esac
     BENCH_COOKIES="$WORK/cookies.txt" BENCH_EMAILS="$WORK/emails.txt" BENCH_PASSWORD="$PASSWORD" \
         BENCH_RUN_ID="$(date +%s%N)" \
+        "$PYTHON" "$HERE/cpu.py" run --server-pid "$SERVER_PID" --db "$DB_NAME" --out "$out.cpu.json" -- \
         timeout $((seconds + 60)) wrk -t "$THREADS" -c "$CONNECTIONS" -d "${seconds}s" --timeout 30s --latency \
         -s "$HERE/$script" "$url" >"$out" 2>&1 || die "wrk failed: $(cat "$out")"
+}
+
+# A second job on the machine skews everything: wait (bounded) for it to calm down, and say so.
+wait_quiet() {
+    local load
+    load=$(timeout $((IDLE_WAIT + 30)) "$PYTHON" "$HERE/cpu.py" idle --max-wait "$IDLE_WAIT")
+    if awk -v l="$load" 'BEGIN { exit !(l >= 0.25) }'; then
+        log "machine busy ($load cores used by other processes) after ${IDLE_WAIT}s: figures will be low"
+    fi
 }
 
 run_mode() {
@@ -169,9 +181,11 @@ run_mode() {
     # Warm-up: connections opened, code paths and the database's caches hot.
     run_wrk "$port" get-session 3 "$WORK/warmup.txt"
     for endpoint in $ENDPOINTS; do
+        wait_quiet
         log "[$mode] $endpoint: wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s"
-        run_wrk "$port" "$endpoint" "$DURATION" "$WORK/wrk-$mode-$endpoint.txt"
-        printf '%s\t%s\t%s\n' "$label" "$endpoint" "$("$PYTHON" "$HERE/report.py" parse "$WORK/wrk-$mode-$endpoint.txt")" \
+        local out="$WORK/wrk-$mode-$endpoint.txt"
+        run_wrk "$port" "$endpoint" "$DURATION" "$out"
+        printf '%s\t%s\t%s\n' "$label" "$endpoint" "$("$PYTHON" "$HERE/report.py" parse "$out" "$out.cpu.json")" \
             >>"$RESULTS"
     done
     stop_server
@@ -183,9 +197,12 @@ ensure_python_packages
 command -v curl >/dev/null || die "curl is required"
 
 log "password-hash ceiling: make_password in 1 and 2 processes, ${HASH_SECONDS}s each"
+wait_quiet
 HASH1=$(timeout $((HASH_SECONDS * 2 + 120)) "$PYTHON" "$HERE/hash_ceiling.py" --processes 1 --seconds "$HASH_SECONDS")
+wait_quiet
 HASH2=$(timeout $((HASH_SECONDS * 2 + 120)) "$PYTHON" "$HERE/hash_ceiling.py" --processes 2 --seconds "$HASH_SECONDS")
 CEILING=$(echo "$HASH2" | awk '{print $4}')
+HASH_MS=$(echo "$HASH2" | awk '{print $5}')
 
 for mode in $MODES; do
     run_mode "$mode"
@@ -205,11 +222,11 @@ echo
 echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)," \
      "gunicorn $WORKERS sync workers, PostgreSQL, wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, AUTH_RATE_LIMIT=false."
 echo
-"$PYTHON" "$HERE/report.py" table "$RESULTS" "$CEILING"
+"$PYTHON" "$HERE/report.py" table "$RESULTS" "$CEILING" "$HASH_MS"
 echo
 echo "Password-hash ceiling, $HASHER:"
-echo "$HASH1" | awk '{printf "- 1 process:   %.1f hashes/s\n", $4}'
-echo "$HASH2" | awk '{printf "- 2 processes: %.1f hashes/s (the ceiling for sign-in and sign-up)\n", $4}'
+echo "$HASH1" | awk '{printf "- 1 process:   %.1f hashes/s, %.0f CPU ms per hash\n", $4, $5}'
+echo "$HASH2" | awk '{printf "- 2 processes: %.1f hashes/s, %.0f CPU ms per hash (the ceiling for sign-in and sign-up)\n", $4, $5}'
 awk -F'\t' -v c="$CEILING" '$2 == "sign-in" || $2 == "sign-up" {
     printf "- %s (REDIS_URL %s): %.1f req/s = %.0f %% of the ceiling\n", $2, $1, $4, 100 * $4 / c }' "$RESULTS"
 echo

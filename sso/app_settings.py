@@ -33,8 +33,9 @@ DEFAULTS = {
     "dns_nameservers": [],
     # Providers one user may register; 0 disables the limit (better-auth: providersLimit 10).
     "providers_limit": 10,
-    # Whether POST /sso/register is open at all (better-auth: disableSSORegistration... inverted).
-    "registration_enabled": True,
+    # Dotted path of ``resolve_private_key(provider=) -> (key_id, pem, algorithm)`` for
+    # private_key_jwt client authentication; None = only keys given in default_sso.
+    "resolve_private_key": None,
     "organization": {
         # The organization endpoints and organization-owned providers (sso.md §8.1).
         "enabled": False,

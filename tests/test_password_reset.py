@@ -443,3 +443,50 @@ def test_two_concurrent_resets_cannot_both_use_one_token(make_user):
     winners = [outcome for outcome in outcomes if outcome != "INVALID_TOKEN"]
     assert len(winners) == 1, outcomes
     assert get_user_model().objects.get(pk=user.pk).check_password(winners[0])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_token_read_while_another_process_consumes_it_is_refused(make_user):
+    """The row is still visible when the second request reads it; only the DELETE's count decides."""
+    if connection.vendor == "sqlite":
+        pytest.skip("needs a database server with row locks; run with DATABASE_URL=postgres://...")
+    from django.db import transaction
+
+    user = make_user()
+    token = issue_token(user)
+    consumed, release = threading.Event(), threading.Event()
+    outcome = []
+
+    def other_process():
+        from django.db import connection as thread_connection
+
+        try:
+            with transaction.atomic():
+                Verification.objects.filter(identifier=f"reset-password:{token}").delete()
+                consumed.set()
+                release.wait(5)
+        finally:
+            thread_connection.close()
+
+    def second_request():
+        from django.db import connection as thread_connection
+
+        try:
+            auth.api.reset_password(body={"token": token, "newPassword": NEW_PASSWORD})
+            outcome.append("reset")
+        except APIError as error:
+            outcome.append(error.code)
+        finally:
+            thread_connection.close()
+
+    holder = threading.Thread(target=other_process)
+    holder.start()
+    assert consumed.wait(5)
+    racer = threading.Thread(target=second_request)
+    racer.start()
+    racer.join(0.5)  # it blocks on the row lock until the other transaction ends
+    release.set()
+    racer.join()
+    holder.join()
+    assert outcome == ["INVALID_TOKEN"]
+    assert get_user_model().objects.get(pk=user.pk).check_password(PASSWORD)

@@ -1,0 +1,1 @@
+"""Built-in providers, one small module each. Endpoints may be overridden in the settings entry."""
