@@ -264,7 +264,8 @@ def test_verify_password_without_a_session_is_unauthorized(api, user):
 def test_verify_password_without_a_password_is_a_validation_error(signed_in):
     response = signed_in.api_post("/verify-password", {})
     assert response.status_code == 400
-    assert error_of(response)["message"] == "[body.password] Invalid input: expected string, received undefined"
+    assert error_of(response)["message"] == (
+        "[body.password] Invalid input: expected string, received undefined")
 
 
 def test_verify_password_in_process(signed_in):

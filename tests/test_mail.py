@@ -21,7 +21,8 @@ pytestmark = pytest.mark.django_db
 URL = re.compile(r"https?://[^\s<>\"]+")
 BASE_URL = ORIGIN + BASE
 VERIFY_LINK = re.compile(rf"^{re.escape(BASE_URL)}/verify-email\?token=([^&\s]+)&callbackURL=%2Fwelcome$")
-RESET_LINK = re.compile(rf"^{re.escape(BASE_URL)}/reset-password/([A-Za-z0-9]{{24}})\?callbackURL=%2Fwelcome$")
+RESET_LINK = re.compile(
+    rf"^{re.escape(BASE_URL)}/reset-password/([A-Za-z0-9]{{24}})\?callbackURL=%2Fwelcome$")
 
 
 def first_link(text):

@@ -18,7 +18,8 @@ from tests.conftest import BASE, ORIGIN, PASSWORD, error_of
 pytestmark = pytest.mark.django_db
 
 MESSAGE = "If this email exists in our system, check your email for the reset link"
-RESET_LINK = re.compile(rf"^{re.escape(ORIGIN + BASE)}/reset-password/([A-Za-z0-9]{{24}})\?callbackURL=(\S*)$")
+RESET_LINK = re.compile(
+    rf"^{re.escape(ORIGIN + BASE)}/reset-password/([A-Za-z0-9]{{24}})\?callbackURL=(\S*)$")
 NEW_PASSWORD = "a brand new password"
 PATHS = ("/request-password-reset", "/forget-password")
 
@@ -310,7 +311,8 @@ def test_reset_sends_session_revoked_for_each_revoked_session(signed_in, configu
 
     signals.session_revoked.connect(handler)
     try:
-        signed_in.api_post("/reset-password", {"token": issue_token(signed_in.user), "newPassword": NEW_PASSWORD})
+        signed_in.api_post("/reset-password",
+                           {"token": issue_token(signed_in.user), "newPassword": NEW_PASSWORD})
     finally:
         signals.session_revoked.disconnect(handler)
     assert seen == [signed_in.token]
@@ -358,7 +360,8 @@ def test_reset_with_a_129_character_password_is_too_long(api, user):
 
 
 def test_reset_accepts_eight_and_128_characters(api, user):
-    assert api.api_post("/reset-password", {"token": issue_token(user), "newPassword": "x" * 8}).status_code == 200
+    first = api.api_post("/reset-password", {"token": issue_token(user), "newPassword": "x" * 8})
+    assert first.status_code == 200
     other = Verification.objects.create(identifier="reset-password:second", value=user.pk,
                                         expires_at=timezone.now() + timedelta(hours=1))
     assert other
@@ -378,7 +381,8 @@ def test_a_refused_password_leaves_the_token_usable(api, user):
 
 
 def test_reset_with_an_unknown_token_is_invalid_token(api, db):
-    response = api.api_post("/reset-password", {"token": "abcdefghijklmnopqrstuvwx", "newPassword": NEW_PASSWORD})
+    response = api.api_post("/reset-password",
+                            {"token": "abcdefghijklmnopqrstuvwx", "newPassword": NEW_PASSWORD})
     assert response.status_code == 400
     assert error_of(response)["code"] == "INVALID_TOKEN"
 
@@ -490,3 +494,15 @@ def test_a_token_read_while_another_process_consumes_it_is_refused(make_user):
     holder.join()
     assert outcome == ["INVALID_TOKEN"]
     assert get_user_model().objects.get(pk=user.pk).check_password(PASSWORD)
+
+
+def test_reset_link_with_a_malformed_token_redirects_with_invalid_token(api, db):
+    response = api.api_get("/reset-password/a%00b%20c", {"callbackURL": "/reset"})
+    assert response.status_code == 302
+    assert response["Location"] == f"{ORIGIN}/reset?error=INVALID_TOKEN"
+
+
+def test_reset_with_a_malformed_token_is_invalid_token(api, db):
+    response = api.api_post("/reset-password", {"token": "a b;c" * 100, "newPassword": NEW_PASSWORD})
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "INVALID_TOKEN"

@@ -95,13 +95,26 @@ def _parse_body(request, endpoint):
             raise APIError(413, codes.PAYLOAD_TOO_LARGE) from None
         return {key: form.getlist(key)[-1] for key in form}
     try:
-        return json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
+        value = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+        # "\ud800" escapes decode to lone surrogates, which no database column can store.
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except (ValueError, RecursionError):  # UnicodeError is a ValueError
         raise APIError(400, codes.BAD_REQUEST) from None
+    return JSON_NULL if value is None else value
 
 
 def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")
+
+
+class _JsonNull:
+    """A body that is the JSON literal ``null``: zod reports it as ``received null``, not ``undefined``."""
+
+    def __repr__(self):
+        return "JSON_NULL"
+
+
+JSON_NULL = _JsonNull()
 
 
 def _query_dict(request):
@@ -126,6 +139,10 @@ def _check_url_fields(body, query):
 
 # --- shared by both ----------------------------------------------------------------------------
 def _validate(endpoint, raw_body, query):
+    if raw_body is JSON_NULL:
+        if endpoint.body is not None:
+            raise validation_error("[body] Invalid input: expected object, received null")
+        raw_body = None
     body = raw_body
     if body is None and endpoint.body_optional:
         body = {}

@@ -35,6 +35,7 @@ class Endpoint:
     origin_check: bool = True  # the router-wide Origin check (off only for IdP posts, e.g. SAML ACS)
     summary: str = ""
     response: object = None  # OpenAPI description of the success body
+    redirects: bool = False  # may answer a real 302 (core.md §1.7); documented in OpenAPI
     tags: tuple = ()
     extra: dict = field(default_factory=dict)
 

@@ -46,6 +46,10 @@ def success(ctx, result):
         return _apply(ctx, response)
     if isinstance(result, HttpResponse):  # endpoints that answer HTML or XML build it through here
         return _apply(ctx, result)
+    if ctx is not None and ctx.status_code == 204:  # "No Content" has no body, not even ``null``
+        response = HttpResponse(status=204)
+        del response["Content-Type"]
+        return _apply(ctx, response)
     response = HttpResponse(_json(result), status=ctx.status_code, content_type="application/json")
     return _apply(ctx, response)
 

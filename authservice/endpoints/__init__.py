@@ -8,4 +8,5 @@ MODULES = [
     "authservice.endpoints.accounts",
     "authservice.endpoints.verification",
     "authservice.endpoints.password",
+    "authservice.endpoints.social",
 ]

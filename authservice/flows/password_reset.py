@@ -6,6 +6,7 @@ A reset token is 24 characters of ``[A-Za-z0-9]`` stored as the verification row
 (or two server processes) can never both use one token.
 """
 
+import re
 from datetime import timedelta
 from urllib.parse import urljoin
 
@@ -22,6 +23,8 @@ from authservice.flows import passwords, sessions
 from authservice.models import Verification
 
 TOKEN_LENGTH = 24
+# Anything else cannot be a token of ours; it is not worth a query (and NUL would upset PostgreSQL).
+_TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 IDENTIFIER_PREFIX = "reset-password:"
 MESSAGE = "If this email exists in our system, check your email for the reset link"
 
@@ -65,6 +68,8 @@ def _comparable_work(token, email, url):
 # --- GET /reset-password/:token ------------------------------------------------------------------
 def _live_row(token):
     """The newest unexpired row of ``token``; expired rows of it are purged on the way."""
+    if not _TOKEN_SHAPE.fullmatch(token):
+        return None
     now = timezone.now()
     rows = Verification.objects.filter(identifier=_identifier(token))
     rows.filter(expires_at__lte=now).delete()

@@ -7,4 +7,6 @@ MODULES = [
     "sso.endpoints.providers",
     "sso.endpoints.domains",
     "sso.endpoints.organizations",
+    "sso.endpoints.sign_in",
+    "sso.endpoints.callback",
 ]

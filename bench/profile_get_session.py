@@ -1,0 +1,87 @@
+"""Where a get-session request's time goes, without HTTP: the WSGI application called in a loop.
+
+Run against a seeded database with the server's environment (bench/run.sh prints its work directory,
+which holds cookies.txt)::
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/authservice_bench SECRET_KEY=... \\
+    AUTH_RATE_LIMIT=false python bench/profile_get_session.py --cookies /tmp/authservice-bench.X/cookies.txt
+
+Prints wall and CPU microseconds per request and the number of SQL queries per request; with
+``--profile N`` also cProfile's top N functions by cumulative and by own time.
+"""
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+
+
+def environ_for(cookie, host):
+    return {
+        "REQUEST_METHOD": "GET", "PATH_INFO": "/api/auth/get-session", "QUERY_STRING": "",
+        "SERVER_NAME": host, "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_HOST": host, "HTTP_COOKIE": cookie, "HTTP_USER_AGENT": "profile", "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(b""), "wsgi.errors": sys.stderr, "wsgi.version": (1, 0),
+        "wsgi.multithread": False, "wsgi.multiprocess": True, "wsgi.run_once": False,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cookies", required=True)
+    parser.add_argument("--requests", type=int, default=3000)
+    parser.add_argument("--profile", type=int, default=0, metavar="N")
+    args = parser.parse_args()
+
+    from django.core.wsgi import get_wsgi_application
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    application = get_wsgi_application()
+    cookies = [line.strip() for line in open(args.cookies) if line.strip()]
+    statuses = []
+
+    def start_response(status, headers, exc_info=None):
+        statuses.append(status)
+
+    def one(i):
+        body = b"".join(application(environ_for(cookies[i % len(cookies)], "127.0.0.1"), start_response))
+        return body
+
+    body = one(0)
+    assert statuses[-1].startswith("200") and b'"session"' in body, (statuses[-1], body[:200])
+    with CaptureQueriesContext(connection) as queries:
+        one(1)
+    for _ in range(200):  # warm-up
+        one(_)
+
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    for i in range(args.requests):
+        one(i)
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    print(f"{args.requests} requests: {1e6 * wall / args.requests:.0f} us wall, "
+          f"{1e6 * cpu / args.requests:.0f} us CPU per request; {len(queries)} SQL per request")
+    for query in queries.captured_queries:
+        print("  SQL:", query["sql"][:300])
+
+    if args.profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for i in range(args.requests):
+            one(i)
+        profiler.disable()
+        for order in ("cumulative", "tottime"):
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).strip_dirs().sort_stats(order).print_stats(args.profile)
+            print(out.getvalue())
+
+
+if __name__ == "__main__":
+    main()

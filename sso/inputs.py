@@ -1,0 +1,91 @@
+"""Input fields the SSO bodies need on top of ``authservice.api.inputs``: URLs, enums, nested objects.
+
+Messages keep zod's wording, so a failure reads ``[body.oidcConfig.clientId] Invalid input: expected
+string, received undefined`` or ``[body.issuer] Invalid URL``.
+"""
+
+import re
+from urllib.parse import urlsplit
+
+from rest_framework import serializers
+
+from authservice.api import inputs
+from authservice.api.inputs import js_type
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$")
+
+
+def is_url(value):
+    """What ``new URL(value)`` accepts, roughly: a scheme, and a host for http(s)."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        return False
+    if not parts.scheme or not _SCHEME.match(parts.scheme) or any(c.isspace() for c in value.strip()):
+        return False
+    if parts.scheme.lower() in ("http", "https", "ws", "wss", "ftp"):
+        return bool(parts.hostname)
+    return True
+
+
+class Url(inputs.String):
+    def to_internal_value(self, data):
+        data = super().to_internal_value(data)
+        if not is_url(data):
+            raise serializers.ValidationError("Invalid URL")
+        return data
+
+
+class Choice(inputs._Strict):  # noqa: SLF001 - the shared strict base
+    expected = "string"
+
+    def __init__(self, choices, **kwargs):
+        self.choices = tuple(choices)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if data not in self.choices:
+            options = "|".join(f'"{choice}"' for choice in self.choices)
+            raise serializers.ValidationError(f"Invalid option: expected one of {options}")
+        return data
+
+
+class StringOrList(inputs._Strict):  # noqa: SLF001
+    expected = "string"
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            return data
+        if isinstance(data, list) and all(isinstance(item, str) for item in data):
+            return data
+        raise serializers.ValidationError(
+            f"Invalid input: expected string or array of strings, received {js_type(data)}")
+
+
+class Object(inputs.Input):
+    """A nested object. ``strict``: unknown keys are errors; ``keep_unknown``: kept as sent."""
+
+    strict = False
+    keep_unknown = False
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("required", True)
+        super().__init__(*args, **kwargs)
+        self.error_messages["required"] = "Invalid input: expected object, received undefined"
+        self.error_messages["null"] = "Invalid input: expected object, received null"
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError(f"Invalid input: expected object, received {js_type(data)}")
+        if self.strict:
+            unknown = [key for key in data if key not in self.fields]
+            if unknown:
+                names = ", ".join(f'"{key}"' for key in unknown)
+                label = "key" if len(unknown) == 1 else "keys"
+                raise serializers.ValidationError(f"Unrecognized {label}: {names}")
+        validated = dict(super().to_internal_value(data))
+        if self.keep_unknown:
+            for key, value in data.items():
+                validated.setdefault(key, value)
+        return validated

@@ -1,0 +1,236 @@
+"""OIDC sign-in at an SSO provider: the authorization URL (sso.md §3) and the callback (§3, §9).
+
+``start`` stores the pending sign-in (state, PKCE verifier, nonce) and builds the IdP URL;
+``finish`` consumes the state, exchanges the code, verifies the ID token, maps the claims and hands
+the identity to ``sso.signin.complete``. Every failure of ``finish`` is an error redirect (§9) and
+leaves no user and no session behind; only the domain-verification gate answers JSON.
+"""
+
+import base64
+import hashlib
+import logging
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+from django.core.exceptions import SuspiciousOperation
+
+from authservice import app_settings, cookies, links, tokens
+from authservice.errors import APIError
+from sso import app_settings as sso_settings
+from sso import linking, signin, state
+from sso.models import SsoProvider
+from sso.oidc.verification import OIDCFailure, ProviderOIDCBackend
+
+logger = logging.getLogger("sso")
+
+DEFAULT_SCOPES = ("openid", "email", "profile", "offline_access")
+PKCE_ALPHABET = tokens.ALNUM + "-._~"  # RFC 7636 unreserved characters
+STATE_COOKIE = cookies.STATE
+
+
+def redirect_uri(ctx, provider_id):
+    return f"{links.base(ctx)}/sso/callback/{cookies.encode_component(provider_id)}"
+
+
+def pkce_challenge(verifier):
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def endpoints(provider):
+    """The provider's oidcConfig, with discovery run when an endpoint the flow needs is missing (§4)."""
+    config = dict(provider.oidc_config or {})
+    if config.get("authorizationEndpoint") and config.get("tokenEndpoint") and config.get("jwksEndpoint"):
+        return config
+    from sso import discovery  # noqa: PLC0415 - owned by the provider-registration module
+
+    discovered = discovery.discover(provider.issuer, config)
+    return {**discovered, **{key: value for key, value in config.items() if value}}
+
+
+# --- sign-in ------------------------------------------------------------------------------------
+def start(ctx, provider, body):
+    config = endpoints(provider)
+    use_pkce = config.get("pkce", True) is not False
+    verifier = tokens.random_string(128, PKCE_ALPHABET)
+    nonce = tokens.random_string(32, tokens.URL_SAFE)
+    scopes = body.get("scopes") or config.get("scopes") or list(DEFAULT_SCOPES)
+    pending = state.store(
+        provider, callback_url=body["callbackURL"], error_url=body.get("errorCallbackURL"),
+        new_user_url=body.get("newUserCallbackURL"), request_sign_up=body.get("requestSignUp", False),
+        code_verifier=verifier if use_pkce else None, nonce=nonce, scopes=scopes,
+    )
+    params = [("response_type", "code"), ("client_id", config.get("clientId") or ""), ("state", pending.key),
+              ("scope", " ".join(scopes)), ("redirect_uri", redirect_uri(ctx, provider.provider_id))]
+    login_hint = body.get("loginHint") or body.get("email")
+    if login_hint:
+        params.append(("login_hint", login_hint))
+    if use_pkce:
+        params += [("code_challenge_method", "S256"), ("code_challenge", pkce_challenge(verifier))]
+    params.append(("nonce", nonce))
+    params += list((body.get("additionalParams") or {}).items())
+    endpoint = config["authorizationEndpoint"]
+    url = endpoint + ("&" if "?" in endpoint else "?") + urlencode(params)
+    return url, STATE_COOKIE, pending.key
+
+
+# --- callback -----------------------------------------------------------------------------------
+class CallbackError(Exception):
+    def __init__(self, error, description=None, target=None):
+        super().__init__(error)
+        self.error, self.description, self.target = error, description, target
+
+
+def default_error_url(ctx):
+    return app_settings.error_url or f"{links.base(ctx)}/error"
+
+
+def error_location(target, error, description=None):
+    """``target`` with ``error`` (and ``error_description``) added, before any fragment (sso.md §9)."""
+    params = {"error": error}
+    if description:
+        params["error_description"] = description
+    if "://" not in target:
+        return links.with_params(target, **params)
+    parts = urlsplit(target)
+    query = f"{parts.query}&{urlencode(params)}" if parts.query else urlencode(params)
+    return urlunsplit(parts._replace(path=parts.path or "/", query=query))
+
+
+def finish(ctx, provider_id, query):
+    """The Location of the callback's 302: the app on success, the error target otherwise."""
+    ctx.delete_cookie(STATE_COOKIE)
+    try:
+        pending = _pending(ctx, query)
+        try:
+            return _finish(ctx, provider_id, pending, query)
+        except CallbackError as error:
+            error.target = error.target or pending.error_url
+            raise
+    except CallbackError as error:
+        _forget_session_cookies(ctx)
+        return error_location(error.target or default_error_url(ctx), error.error, error.description)
+
+
+def _pending(ctx, query):
+    key = query.get("state")
+    if not key:
+        raise CallbackError("state_not_found")
+    try:
+        pending = state.consume(key)
+    except state.StateError as error:
+        raise CallbackError(error.error, target=error.error_url) from None
+    cookie = ctx.signed_cookie(STATE_COOKIE)
+    if cookie is None or not tokens.constant_time_equals(cookie, key):
+        raise CallbackError("state_mismatch", target=pending.error_url)
+    return pending
+
+
+def _finish(ctx, provider_id, pending, query):
+    if query.get("error") or not query.get("code"):
+        raise CallbackError(query.get("error") or "invalid_request",
+                            query.get("error_description") or "authorization_code_not_found")
+    provider = _provider(provider_id, pending)
+    signin.check_domain_verified(provider)  # JSON 401, not a redirect (sso.md §3 step 4)
+    if query.get("iss") and query["iss"] != provider.issuer:
+        # RFC 9207: an authorization response from another issuer is a mix-up attack.
+        raise CallbackError("invalid_provider", "issuer_mismatch")
+    identity = _identity(ctx, provider, pending, query["code"])
+    try:
+        signed_in = signin.complete(ctx, pending, identity)
+    except linking.LinkRefused as refused:
+        raise CallbackError(refused.error) from None
+    except APIError as error:
+        raise CallbackError(error.code, error.message) from None
+    if signed_in.is_new_user and pending.new_user_url:
+        return pending.new_user_url
+    return pending.callback_url
+
+
+def _provider(provider_id, pending):
+    ref = pending.provider_ref
+    if not ref or not ref.get("providerId") or not ref.get("fingerprint"):
+        raise CallbackError("invalid_state", "missing_sso_provider_reference")
+    provider = SsoProvider.objects.filter(provider_id=provider_id).first()
+    if provider is None:
+        raise CallbackError("invalid_provider", "provider not found")
+    if ref["providerId"] != provider_id or ref.get("rowId") != provider.pk \
+            or ref["fingerprint"] != provider.fingerprint():
+        raise CallbackError("invalid_state", "sso_provider_changed_during_authentication")
+    return provider
+
+
+def _identity(ctx, provider, pending, code):
+    try:
+        config = endpoints(provider)
+    except APIError as error:
+        raise CallbackError("discovery_failed", error.message or "unexpected_discovery_error") from None
+    backend = ProviderOIDCBackend(provider, config)
+    try:
+        token = backend.get_token({
+            "grant_type": "authorization_code", "code": code,
+            "redirect_uri": redirect_uri(ctx, provider.provider_id),
+            **({"code_verifier": pending.code_verifier} if pending.code_verifier else {}),
+        })
+        claims = _claims(backend, token, pending)
+    except OIDCFailure as failure:
+        raise CallbackError(failure.error, failure.description) from None
+    return map_identity(config, claims, token_set(token, pending.scopes))
+
+
+def _claims(backend, token, pending):
+    """UserInfo claims when an endpoint is configured, else the verified ID token's (§3 steps 7-8)."""
+    id_claims = None
+    if token.get("id_token"):
+        try:
+            id_claims = backend.verify_token(token["id_token"], nonce=pending.nonce)
+        except SuspiciousOperation as exc:
+            logger.info("SSO provider %s: ID token rejected: %s", backend.provider.provider_id, exc)
+            raise OIDCFailure("token_not_verified") from None
+        if not id_claims.get("sub"):
+            raise OIDCFailure("id_token_subject_missing")
+    if backend.OIDC_OP_USER_ENDPOINT and token.get("access_token"):
+        return backend.get_userinfo(token["access_token"], token.get("id_token"), id_claims)
+    if id_claims is None:
+        raise OIDCFailure("user_info_endpoint_not_found")
+    return id_claims
+
+
+def token_set(token, requested_scopes):
+    granted = token.get("scope")
+    scopes = granted.split() if isinstance(granted, str) and granted.strip() else list(requested_scopes)
+    return {
+        "accessToken": token.get("access_token"), "refreshToken": token.get("refresh_token"),
+        "idToken": token.get("id_token"), "accessTokenExpiresAt": linking.expiry(token.get("expires_in")),
+        "refreshTokenExpiresAt": linking.expiry(token.get("refresh_expires_in")),
+        "scopes": scopes, "tokenType": token.get("token_type"),
+    }
+
+
+def map_identity(config, claims, tokens_):
+    """sso.md §3 step 9: the mapped user info, ``attributes`` = the raw claims (SEED)."""
+    mapping = config.get("mapping") or {}
+    email = claims.get(mapping.get("email") or "email")
+    if not isinstance(email, str) or not email.strip() or not claims.get("sub"):
+        raise CallbackError("invalid_provider", "missing_user_info")
+    verified_claim = claims.get(mapping.get("emailVerified") or "email_verified")
+    info = {
+        "id": str(claims["sub"]),
+        "email": email.strip().lower(),
+        "name": claims.get(mapping.get("name") or "name") or "",
+        "emailVerified": bool(sso_settings.account_linking.trust_email_verified
+                              and verified_claim in (True, "true")),
+    }
+    image = claims.get(mapping.get("image") or "picture")
+    if image:
+        info["image"] = image
+    for field_name, claim in (mapping.get("extraFields") or {}).items():
+        info[field_name] = claims.get(claim)
+    info["attributes"] = dict(claims)
+    return linking.Identity(account_id=info["id"], user_info=info, token=tokens_,
+                            account_fields=linking.account_token_fields(tokens_))
+
+
+def _forget_session_cookies(ctx):
+    """A failed callback sets no session cookie (one set before a later step failed is dropped)."""
+    for key in (cookies.SESSION_TOKEN, cookies.DONT_REMEMBER):
+        ctx.response_cookies.pop(cookies.cookie_name(key), None)

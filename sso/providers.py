@@ -1,0 +1,233 @@
+"""Provider management: register, read, update, delete (sso.md §2). Logic only; endpoints shape answers.
+
+Registration runs its checks in the spec's order and writes nothing until all of them pass.
+"""
+
+from django.db import IntegrityError, transaction
+
+from authservice import app_settings as core_settings
+from authservice.errors import APIError, validation_error
+from authservice.models import Account, Verification
+from sso import app_settings, discovery, domains, organizations, saml_config, signals
+from sso.errors import NO_FIELDS_MESSAGE, OIDC_CONFIG_TYPE_MISMATCH_MESSAGE, codes
+from sso.models import SsoProvider
+
+# Ids of other sign-in methods; an SSO provider must not shadow their accounts (sso.md §2).
+BUILT_IN_IDS = ("credential", "email-otp", "magic-link", "phone-number", "anonymous", "siwe")
+# better-auth's social provider ids (its socialProviderList).
+SOCIAL_IDS = (
+    "apple", "atlassian", "cognito", "discord", "dropbox", "facebook", "figma", "github", "gitlab",
+    "google", "huggingface", "kakao", "kick", "line", "linear", "linkedin", "microsoft", "naver", "notion",
+    "paybin", "paypal", "polar", "railway", "reddit", "roblox", "salesforce", "slack", "spotify", "tiktok",
+    "twitch", "twitter", "vercel", "vk", "zoom",
+)
+SECRET_METHODS = ("client_secret_basic", "client_secret_post")
+# Changes refused while accounts are linked to the provider (sso.md §2 update-provider).
+OIDC_IDENTITY_KEYS = ("clientId", "discoveryEndpoint", *discovery.ENDPOINT_KEYS)
+SAML_IDENTITY_KEYS = ("audience", "callbackUrl", "entryPoint", "identifierFormat", "cert",
+                      "wantAssertionsSigned")
+SAML_IDP_IDENTITY_KEYS = ("metadata", "entityID", "singleSignOnService", "cert")
+SAML_SP_IDENTITY_KEYS = ("metadata", "entityID", "isAssertionEncrypted")
+
+
+def reserved_ids():
+    default_ids = [item.get("provider_id") or item.get("providerId") for item in app_settings.default_sso]
+    return {*BUILT_IN_IDS, *SOCIAL_IDS, *core_settings.social_providers,
+            *core_settings.account_linking.trusted_providers, *filter(None, default_ids)}
+
+
+def _can_admin(user, provider):
+    if provider.organization_id and organizations.enabled():
+        return organizations.is_owner_or_admin(user, provider.organization_id)
+    return provider.user_id == user.pk
+
+
+def get_for(user, provider_id):
+    """The access rule of get/update/delete/domain verification (sso.md §2)."""
+    provider = SsoProvider.objects.filter(provider_id=provider_id).first()
+    if provider is None:
+        raise APIError(404, codes.PROVIDER_NOT_FOUND)
+    if not _can_admin(user, provider):
+        raise APIError(403, codes.PROVIDER_ACCESS_DENIED)
+    return provider
+
+
+def visible_to(user):
+    """Every provider the caller may manage, untruncated."""
+    query = SsoProvider.objects.filter(user=user)
+    if organizations.enabled():
+        query = SsoProvider.objects.filter(user=user, organization_id__isnull=True) | SsoProvider.objects.filter(
+            organization_id__in=organizations.admin_organization_ids(user))
+    return list(query.distinct().order_by("created_at", "id"))
+
+
+# --- register -------------------------------------------------------------------------------------
+def _check_limit(user):
+    limit = app_settings.providers_limit
+    if not limit:
+        raise APIError(403, codes.SSO_REGISTRATION_DISABLED)
+    if SsoProvider.objects.filter(user=user).count() >= limit:
+        raise APIError(403, codes.PROVIDER_LIMIT_REACHED)
+
+
+def _check_organization(user, organization_id):
+    member = organizations.membership(user, organization_id)
+    if member is None:
+        raise APIError(400, codes.NOT_ORGANIZATION_MEMBER)
+    if not member.is_owner_or_admin:
+        raise APIError(403, codes.ORGANIZATION_ADMIN_REQUIRED)
+
+
+def _check_provider_id(provider_id):
+    if provider_id in reserved_ids():
+        raise APIError(422, codes.PROVIDER_ID_RESERVED)
+    if SsoProvider.objects.filter(provider_id=provider_id).exists():
+        raise APIError(422, codes.PROVIDER_ID_EXISTS)
+
+
+def _has_private_key_source(provider_id):
+    if app_settings.resolve_private_key:
+        return True
+    return any((item.get("provider_id") or item.get("providerId")) == provider_id
+               and (item.get("oidc_config") or item.get("oidcConfig") or {}).get("privateKey")
+               for item in app_settings.default_sso)
+
+
+def check_secret_rules(provider_id, config):
+    method = config.get("tokenEndpointAuthentication") or "client_secret_basic"
+    if method in SECRET_METHODS and not config.get("clientSecret"):
+        raise APIError(400, codes.CLIENT_SECRET_REQUIRED)
+    if method == "private_key_jwt" and not _has_private_key_source(provider_id):
+        raise APIError(400, codes.PRIVATE_KEY_RESOLVER_REQUIRED)
+
+
+def build_oidc_config(provider_id, issuer, given, override_user_info=False):
+    """The ``oidcConfig`` to store: given values, then discovery (unless skipped), then defaults."""
+    config = {key: value for key, value in given.items() if key != "skipDiscovery" and value is not None}
+    config["issuer"] = issuer
+    config.setdefault("pkce", True)
+    config["overrideUserInfo"] = bool(override_user_info)
+    discovery.check_config_endpoints(config)
+    if not given.get("skipDiscovery"):
+        config = discovery.discover(issuer, config)
+    config.setdefault("discoveryEndpoint", discovery.discovery_url(issuer))
+    config.setdefault("tokenEndpointAuthentication", "client_secret_basic")
+    return config
+
+
+def build_saml_config(issuer, given):
+    config = dict(given)
+    config["issuer"] = issuer
+    saml_config.validate(config)
+    return config
+
+
+def register(found, body):
+    """A new provider for the caller; returns ``(provider, domain verification token or None)``."""
+    user = found.user
+    oidc_given, saml_given = body.get("oidcConfig"), body.get("samlConfig")
+    if bool(oidc_given) == bool(saml_given):
+        raise validation_error("[body] Provide either oidcConfig or samlConfig")
+    _check_limit(user)
+    saml_config.check_metadata_size(saml_given)
+    if body.get("organizationId"):
+        _check_organization(user, body["organizationId"])
+    _check_provider_id(body["providerId"])
+    oidc = saml = None
+    if oidc_given:
+        oidc = build_oidc_config(body["providerId"], body["issuer"], oidc_given, body.get("overrideUserInfo"))
+        check_secret_rules(body["providerId"], oidc)
+    else:
+        saml = build_saml_config(body["issuer"], saml_given)
+    try:
+        with transaction.atomic():
+            provider = SsoProvider.objects.create(
+                provider_id=body["providerId"], issuer=body["issuer"], domain=body["domain"],
+                oidc_config=oidc, saml_config=saml, user=user,
+                organization_id=body.get("organizationId") or None, domain_verified=False)
+            token = domains.issue_token(provider) if domains.enabled() else None
+    except IntegrityError:  # the same providerId registered concurrently
+        raise APIError(422, codes.PROVIDER_ID_EXISTS) from None
+    signals.provider_registered.send(sender=SsoProvider, provider=provider, user=user)
+    return provider, token
+
+
+# --- update -------------------------------------------------------------------------------------
+def _merge_saml(current, updates):
+    merged = dict(current)
+    for key, value in updates.items():
+        if key in ("idpMetadata", "spMetadata") and isinstance(value, dict):
+            merged[key] = {**(current.get(key) or {}), **value}
+        elif key == "idpInitiatedCallbackUrl" and value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _changed(before, after, keys):
+    return any(before.get(key) != after.get(key) for key in keys)
+
+
+def _identity_changed(provider, issuer, oidc, saml):
+    if issuer != provider.issuer:
+        return True
+    if oidc is not None and _changed(provider.oidc_config or {}, oidc, OIDC_IDENTITY_KEYS):
+        return True
+    if saml is not None:
+        before = provider.saml_config or {}
+        return (_changed(before, saml, SAML_IDENTITY_KEYS)
+                or _changed(before.get("idpMetadata") or {}, saml.get("idpMetadata") or {},
+                            SAML_IDP_IDENTITY_KEYS)
+                or _changed(before.get("spMetadata") or {}, saml.get("spMetadata") or {},
+                            SAML_SP_IDENTITY_KEYS))
+    return False
+
+
+def update(found, body):
+    """Apply a partial update; discovery does not run again (sso.md §2)."""
+    if not any(body.get(key) is not None for key in ("issuer", "domain", "oidcConfig", "samlConfig")):
+        raise APIError(400, codes.NO_FIELDS_TO_UPDATE, NO_FIELDS_MESSAGE)
+    provider = get_for(found.user, body["providerId"])
+    if body.get("oidcConfig") is not None and not provider.oidc_config:
+        raise APIError(400, codes.PROVIDER_CONFIG_TYPE_MISMATCH, OIDC_CONFIG_TYPE_MISMATCH_MESSAGE)
+    if body.get("samlConfig") is not None and not provider.saml_config:
+        raise APIError(400, codes.PROVIDER_CONFIG_TYPE_MISMATCH)
+    saml_config.check_metadata_size(body.get("samlConfig"))
+    issuer = body.get("issuer") or provider.issuer
+    oidc = saml = None
+    if body.get("oidcConfig") is not None:
+        changes = {k: v for k, v in body["oidcConfig"].items() if k != "skipDiscovery"}
+        oidc = {**provider.oidc_config, **changes, "issuer": issuer}
+    elif provider.oidc_config and issuer != provider.issuer:
+        oidc = {**provider.oidc_config, "issuer": issuer}
+    if body.get("samlConfig") is not None:
+        saml = {**_merge_saml(provider.saml_config, body["samlConfig"]), "issuer": issuer}
+    if _identity_changed(provider, issuer, oidc, saml) and Account.objects.filter(
+            provider_id=provider.provider_id).exists():
+        raise APIError(409, codes.PROVIDER_IDENTITY_LOCKED)
+    if oidc is not None:
+        discovery.check_config_endpoints(oidc)
+        check_secret_rules(provider.provider_id, oidc)
+        provider.oidc_config = oidc
+    if saml is not None:
+        saml_config.validate(saml)
+        provider.saml_config = saml
+    provider.issuer = issuer
+    domain = body.get("domain")
+    if domain is not None and domain != provider.domain:
+        provider.domain = domain
+        provider.domain_verified = False
+    provider.save()
+    signals.provider_updated.send(sender=SsoProvider, provider=provider)
+    return provider
+
+
+def delete(found, provider_id):
+    """The provider, every account linked through it, and its pending domain token. Users stay."""
+    provider = get_for(found.user, provider_id)
+    with transaction.atomic():
+        Account.objects.filter(provider_id=provider.provider_id).delete()
+        Verification.objects.filter(identifier=domains.identifier(provider.provider_id)).delete()
+        provider.delete()
+    signals.provider_deleted.send(sender=SsoProvider, provider_id=provider_id, user=found.user)

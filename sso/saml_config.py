@@ -1,0 +1,100 @@
+"""SAML provider configuration: the checks run at register and update, and certificate summaries.
+
+Only the basics live here for now (metadata size, entry point, certificate source, PEM parsing); the
+SAML protocol itself (AuthnRequest, ACS, algorithm policy, SP metadata) is the next issue and plugs
+into :func:`validate` and the ``samlConfig`` JSON stored on :class:`sso.models.SsoProvider`.
+"""
+
+import hashlib
+import re
+
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
+from cryptography.hazmat.primitives.serialization import Encoding
+
+from authservice.errors import APIError
+from sso import app_settings
+from sso.errors import codes, metadata_too_large_message
+
+_PEM_BLOCK = re.compile(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", re.DOTALL)
+_KEY_TYPES = ((rsa.RSAPublicKey, "RSA"), (ec.EllipticCurvePublicKey, "EC"), (dsa.DSAPublicKey, "DSA"),
+              (ed25519.Ed25519PublicKey, "ED25519"), (ed448.Ed448PublicKey, "ED448"))
+
+
+def check_metadata_size(config):
+    """``SAML_METADATA_TOO_LARGE`` for IdP or SP metadata over ``saml.max_metadata_size`` bytes."""
+    if not isinstance(config, dict):
+        return
+    limit = app_settings.saml.max_metadata_size
+    for which, key in (("IdP", "idpMetadata"), ("SP", "spMetadata")):
+        metadata = (config.get(key) or {}).get("metadata") if isinstance(config.get(key), dict) else None
+        if isinstance(metadata, str) and len(metadata.encode()) > limit:
+            raise APIError(400, codes.SAML_METADATA_TOO_LARGE, metadata_too_large_message(which, limit))
+
+
+def certificates_of(config):
+    """The configured signing certificates as a list of strings: ``idpMetadata.cert ?? cert``."""
+    idp = config.get("idpMetadata") if isinstance(config.get("idpMetadata"), dict) else {}
+    source = idp.get("cert") if idp.get("cert") is not None else config.get("cert")
+    if source is None or source == "":
+        return []
+    return list(source) if isinstance(source, list) else [source]
+
+
+def _pem_blocks(value):
+    """One or more PEM certificates; a bare base64 body (common in IdP consoles) is wrapped."""
+    if not isinstance(value, str):
+        return []
+    blocks = _PEM_BLOCK.findall(value)
+    if blocks:
+        return blocks
+    body = re.sub(r"\s+", "", value)
+    return [f"-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----"] if body else []
+
+
+def load_certificate(value):
+    """A parsed :class:`x509.Certificate` or ``None``."""
+    blocks = _pem_blocks(value)
+    if not blocks:
+        return None
+    try:
+        return x509.load_pem_x509_certificate(blocks[0].encode())
+    except ValueError:
+        return None
+
+
+def _openssl_time(value):
+    return value.strftime("%b ") + f"{value.day:>2}" + value.strftime(" %H:%M:%S %Y GMT")
+
+
+def certificate_summary(value):
+    """``{fingerprintSha256, notBefore, notAfter, publicKeyAlgorithm}`` or ``{error}`` (sso.md §2)."""
+    cert = load_certificate(value)
+    if cert is None:
+        return {"error": "Failed to parse certificate"}
+    der = cert.public_bytes(Encoding.DER)
+    digest = hashlib.sha256(der).hexdigest().upper()
+    key = cert.public_key()
+    algorithm = next((name for kind, name in _KEY_TYPES if isinstance(key, kind)), "UNKNOWN")
+    return {
+        "fingerprintSha256": ":".join(digest[i:i + 2] for i in range(0, len(digest), 2)),
+        "notBefore": _openssl_time(cert.not_valid_before_utc),
+        "notAfter": _openssl_time(cert.not_valid_after_utc),
+        "publicKeyAlgorithm": algorithm,
+    }
+
+
+def validate(config):
+    """The register/update checks of a ``samlConfig`` (the basics; SAML proper is the next issue)."""
+    if not config.get("entryPoint"):
+        raise APIError(400, codes.SAML_ENTRY_POINT_REQUIRED)
+    idp = config.get("idpMetadata")
+    if isinstance(idp, dict) and not (idp.get("metadata") or idp.get("entityID")):
+        raise APIError(400, codes.SAML_IDP_ENTITY_ID_REQUIRED)
+    certificates = certificates_of(config)
+    has_metadata_xml = isinstance(idp, dict) and bool(idp.get("metadata"))
+    if not certificates and not has_metadata_xml:
+        raise APIError(400, codes.CERT_SOURCE_MISSING)
+    for value in certificates:
+        if load_certificate(value) is None:
+            raise APIError(400, codes.SAML_INVALID_CERTIFICATE)

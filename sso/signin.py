@@ -1,0 +1,140 @@
+"""The protocol-neutral half of SSO sign-in (sso.md §3, §6, §8): which provider, which protocol, and
+what happens once a protocol has verified an identity.
+
+A protocol module provides ``start(ctx, provider, body) -> (url, cookie_key, state_key)``; OIDC is
+``sso.oidc.client``, SAML plugs in as ``sso.saml.sign_in`` with the same signature and reuses the
+state store (sso/state.py), :func:`complete` and the hooks.
+"""
+
+import importlib
+import logging
+
+from django.db.models import Q
+
+from authservice import origins
+from authservice.errors import APIError, codes, validation_error
+from sso import app_settings as sso_settings
+from sso import errors as sso_errors
+from sso import linking, provisioning
+from sso.models import Organization, SsoProvider
+
+logger = logging.getLogger("sso")
+
+RESERVED_PARAMS = ("state", "client_id", "redirect_uri", "response_type", "code_challenge",
+                   "code_challenge_method", "nonce", "scope")
+PROTOCOLS = {SsoProvider.OIDC: "sso.oidc.client", SsoProvider.SAML: "sso.saml.sign_in"}
+URL_CHECKS = (("callbackURL", codes.INVALID_CALLBACK_URL),
+              ("errorCallbackURL", codes.INVALID_ERROR_CALLBACK_URL),
+              ("newUserCallbackURL", codes.INVALID_NEW_USER_CALLBACK_URL))
+
+
+def check_request(body):
+    """The URL fields and additionalParams (sso.md §3); the router checks URLs too, in-process calls not."""
+    for key, code in URL_CHECKS:
+        value = body.get(key)
+        if value and not origins.is_allowed_url(value):
+            raise APIError(403, code)
+    reserved = [key for key in (body.get("additionalParams") or {}) if key in RESERVED_PARAMS]
+    if reserved:
+        raise validation_error("[body.additionalParams] additionalParams cannot include reserved "
+                               f"OAuth parameters: {', '.join(reserved)}")
+
+
+# --- which provider -------------------------------------------------------------------------------
+def find_provider(*, provider_id=None, organization_slug=None, domain=None, email=None):
+    """First match wins: providerId, organizationSlug, then the domain (given, or the e-mail's)."""
+    if not any((provider_id, organization_slug, domain, email)):
+        raise APIError(400, codes.SSO_IDENTIFIER_REQUIRED)
+    if provider_id:
+        return _found(SsoProvider.objects.filter(provider_id=provider_id).first())
+    if organization_slug:
+        organization = Organization.objects.filter(slug=organization_slug).first()
+        if organization is None and not (domain or email):
+            raise APIError(400, codes.SSO_IDENTIFIER_REQUIRED, sso_errors.SSO_IDENTIFIER_ORG_MESSAGE)
+        if organization is not None:
+            provider = SsoProvider.objects.filter(organization_id=organization.pk).first()
+            if provider is not None or not (domain or email):
+                return _found(provider)
+    wanted = (domain or (email or "").rpartition("@")[2]).strip().lower().rstrip(".")
+    return _found(provider_for_domain(wanted) if wanted else None)
+
+
+def provider_for_domain(domain):
+    """The exact ``domain`` column first, then the most specific domain-list entry covering ``domain``."""
+    exact = SsoProvider.objects.filter(domain=domain).first()
+    if exact is not None:
+        return exact
+    labels = domain.split(".")
+    suffixes = [".".join(labels[i:]) for i in range(len(labels))]
+    query = Q()
+    for suffix in suffixes:
+        query |= Q(domain__icontains=suffix)
+    best, best_length = None, -1
+    for provider in SsoProvider.objects.filter(query):
+        for entry in provider.domains():
+            if (domain == entry or domain.endswith("." + entry)) and len(entry) > best_length:
+                best, best_length = provider, len(entry)
+    return best
+
+
+def _found(provider):
+    if provider is None:
+        raise APIError(404, codes.PROVIDER_NOT_FOUND, sso_errors.NO_PROVIDER_FOR_ISSUER_MESSAGE)
+    return provider
+
+
+# --- which protocol -------------------------------------------------------------------------------
+def protocol_of(provider, requested=None):
+    """``oidc`` or ``saml``: the requested type when the provider has it, else the configured one."""
+    if requested == SsoProvider.OIDC and not provider.oidc_config:
+        raise APIError(400, codes.PROVIDER_TYPE_NOT_CONFIGURED)
+    if requested == SsoProvider.SAML and not provider.saml_config:
+        raise APIError(400, codes.PROVIDER_TYPE_NOT_CONFIGURED, sso_errors.SAML_NOT_CONFIGURED_MESSAGE)
+    if requested:
+        return requested
+    if provider.oidc_config:
+        return SsoProvider.OIDC
+    if provider.saml_config:
+        return SsoProvider.SAML
+    raise APIError(400, codes.PROVIDER_TYPE_NOT_CONFIGURED)
+
+
+def check_domain_verified(provider):
+    if sso_settings.domain_verification.enabled and not provider.domain_verified:
+        raise APIError(401, codes.DOMAIN_NOT_VERIFIED)
+
+
+def start(ctx, body):
+    """Find the provider and hand over to its protocol; returns ``(url, cookie_key, state_key)``."""
+    check_request(body)
+    provider = find_provider(provider_id=body.get("providerId"), organization_slug=body.get("organizationSlug"),
+                             domain=body.get("domain"), email=body.get("email"))
+    protocol = protocol_of(provider, body.get("providerType"))
+    check_domain_verified(provider)
+    if protocol == SsoProvider.SAML and body.get("additionalParams"):
+        raise APIError(400, codes.SAML_ADDITIONAL_PARAMS_UNSUPPORTED)
+    try:
+        module = importlib.import_module(PROTOCOLS[protocol])
+    except ImportError:
+        # SAML sign-in arrives with its own issue; until then its providers cannot start a sign-in.
+        raise APIError(400, codes.PROVIDER_TYPE_NOT_CONFIGURED, sso_errors.SAML_NOT_CONFIGURED_MESSAGE) from None
+    return module.start(ctx, provider, body)
+
+
+# --- after the protocol -----------------------------------------------------------------------------
+def complete(ctx, pending, identity):
+    """Link or create, create the session, run provisionUser, add the membership (sso.md §8 steps 2-4).
+
+    Returns the ``linking.SignedIn``. Raises ``linking.LinkRefused`` or a coded APIError, in which case
+    no session exists afterwards (a hook's failure deletes the session it followed).
+    """
+    signed_in = linking.sign_in(ctx, pending.provider_ref, identity, request_sign_up=pending.request_sign_up)
+    arguments = {"user": signed_in.user, "user_info": identity.user_info, "token": identity.token,
+                 "provider": signed_in.provider}
+    try:
+        provisioning.provision(**arguments, is_new_user=signed_in.is_new_user)
+        provisioning.add_to_organization(**arguments)
+    except APIError:
+        signed_in.session.delete()
+        raise
+    return signed_in
