@@ -1,5 +1,6 @@
 """Users, sessions and accounts in Django admin. Secrets (tokens, hashes) are never displayed."""
 
+from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
@@ -24,13 +25,23 @@ class AccountInline(admin.TabularInline):
     readonly_fields = fields
 
 
-class UserCreationForm(AdminUserCreationForm):
+class _EmailFormMixin:
+    def clean_email(self):
+        # Stored lower-cased, as sign-in looks it up; a case-variant duplicate is refused here.
+        User = get_user_model()
+        email = User.objects.normalize_email(self.cleaned_data["email"])
+        if User.objects.filter(email=email).exclude(pk=self.instance.pk).exists():
+            raise forms.ValidationError("A user with this email already exists.")
+        return email
+
+
+class UserCreationForm(_EmailFormMixin, AdminUserCreationForm):
     class Meta:
         model = get_user_model()
         fields = ("email", "name")
 
 
-class UserChangeFormForEmail(UserChangeForm):
+class UserChangeFormForEmail(_EmailFormMixin, UserChangeForm):
     class Meta:
         model = get_user_model()
         fields = "__all__"
@@ -54,6 +65,13 @@ class UserAdmin(DjangoUserAdmin):
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),)
     inlines = [AccountInline, SessionInline]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        # A user given a password here signs in with it: that needs the credential account.
+        if not change and obj.has_usable_password():
+            Account.objects.get_or_create(provider_id=Account.CREDENTIAL, account_id=obj.pk,
+                                          defaults={"user": obj})
 
 
 if not User._meta.swapped:

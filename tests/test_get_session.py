@@ -165,3 +165,12 @@ def test_get_session_of_another_users_session_is_that_user(make_user, api):
     session = make_session(other)
     api.cookies["auth.session_token"] = signed_value(session.token)
     assert api.api_get("/get-session").json()["user"]["email"] == "other@example.com"
+
+
+def test_a_deactivated_users_session_ends(signed_in):
+    signed_in.user.is_active = False
+    signed_in.user.save()
+    response = signed_in.api_get("/get-session")
+    assert response.content == b"null"
+    assert set_cookies(response)["auth.session_token"][0] == ""
+    assert not Session.objects.filter(token=signed_in.token).exists()

@@ -103,6 +103,11 @@ def test_get_session_without_cookie_returns_none(db):
     assert auth.api.get_session(headers={}) is None
 
 
+def test_get_session_headers_forbid_caching(db):
+    headers = auth.api.get_session(headers={}, return_headers=True)["headers"]
+    assert (headers.get("cache-control"), headers.get("pragma")) == ("no-store", "no-cache")
+
+
 def test_get_session_with_the_cookie_returns_the_session(user):
     signed = auth.api.sign_in_email(body=CREDENTIALS, return_headers=True)
     headers = {"cookie": cookie_header(signed["headers"].get_list("set-cookie"))}

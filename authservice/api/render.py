@@ -85,6 +85,7 @@ def headers_of(ctx, extra=None):
         headers.add("set-cookie", cookies.format_set_cookie(name, value, **attrs))
     if ctx.endpoint is not None and ctx.endpoint.no_store:
         headers.set("cache-control", "no-store")
+        headers.set("pragma", "no-cache")
     if "content-type" not in headers:
         headers.add("content-type", "application/json")
     return headers

@@ -9,4 +9,5 @@ MODULES = [
     "authservice.endpoints.verification",
     "authservice.endpoints.password",
     "authservice.endpoints.social",
+    "authservice.endpoints.openapi",
 ]

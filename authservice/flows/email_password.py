@@ -9,7 +9,7 @@ from authservice import app_settings, signals, tokens, wire
 from authservice.api.inputs import is_email
 from authservice.errors import APIError, codes
 from authservice.flows import passwords, sessions, verification
-from authservice.models import Account
+from authservice.models import Account, Session
 
 
 def _send_on_sign_up():
@@ -45,10 +45,14 @@ def sign_up(ctx, *, name, email, password, image=None, callback_url=None, rememb
             user = User(email=email, name=name, image=image, password=hashed)
             user.save(force_insert=True)
             Account.objects.create(provider_id=Account.CREDENTIAL, account_id=user.pk, user=user)
-            session = None if without_session else sessions.create_session(ctx, user, remember)
+            session = None if without_session else sessions.create_session(
+                ctx, user, remember, announce=False)
     except IntegrityError:  # the same address signed up concurrently
         raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL) from None
+    # After the block: a receiver that raises must not roll the new user back.
     signals.user_created.send(sender=User, user=user, provider=Account.CREDENTIAL)
+    if session is not None:
+        signals.user_signed_in.send(sender=Session, user=user, session=session)
     if _send_on_sign_up() and app_settings.email_verification.enabled:
         verification.send_verification_mail(ctx, user, callback_url)
     return {"token": session.token if session else None, "user": wire.user(user)}

@@ -23,8 +23,12 @@ def _dont_remember(ctx):
     return ctx.signed_cookie(DONT_REMEMBER) == "true"
 
 
-def create_session(ctx, user, remember=True):
-    """A new session row for ``user``, with its cookies set on ``ctx``."""
+def create_session(ctx, user, remember=True, announce=True):
+    """A new session row for ``user``, with its cookies set on ``ctx``.
+
+    ``announce=False`` leaves ``user_signed_in`` to the caller: one creating the session inside a
+    transaction sends it after the block, so a receiver that raises cannot roll the rows back.
+    """
     now = timezone.now()
     expires_in = app_settings.session.expires_in if remember else DONT_REMEMBER_EXPIRES_IN
     session = Session.objects.create(
@@ -38,7 +42,8 @@ def create_session(ctx, user, remember=True):
     )
     set_session_cookie(ctx, session, dont_remember=not remember)
     ctx._session, ctx._session_loaded = SessionInfo(session, user), True
-    signals.user_signed_in.send(sender=Session, user=user, session=session)
+    if announce:
+        signals.user_signed_in.send(sender=Session, user=user, session=session)
     return session
 
 
@@ -75,7 +80,8 @@ def get_session(ctx, bypass_cache=False, disable_refresh=False):
         return None
     session = Session.objects.select_related("user").filter(token=token).first()
     now = timezone.now()
-    if session is None or session.expires_at < now:
+    # A deactivated user is signed out everywhere, as Django's own session auth does.
+    if session is None or session.expires_at < now or not getattr(session.user, "is_active", True):
         if session is not None:
             session.delete()
         clear_session_cookies(ctx)

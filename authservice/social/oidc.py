@@ -69,7 +69,7 @@ class OIDCProvider(OAuth2Provider):
         return claims
 
     def check_claims(self, claims, nonce):
-        if claims.get("iss") not in self.expected_issuers() and not self.issuer_is_dynamic():
+        if not self.issuer_is_dynamic() and claims.get("iss") not in self.expected_issuers():
             raise ProviderError(f"{self.id}: ID token issuer {claims.get('iss')!r} is not expected")
         aud = claims.get("aud")
         azp = claims.get("azp")

@@ -16,7 +16,7 @@ from django.core.exceptions import SuspiciousOperation
 from authservice import app_settings, cookies, links, tokens
 from authservice.errors import APIError
 from sso import app_settings as sso_settings
-from sso import linking, signin, state
+from sso import discovery, linking, signin, state
 from sso.models import SsoProvider
 from sso.oidc.verification import OIDCFailure, ProviderOIDCBackend
 
@@ -39,12 +39,9 @@ def pkce_challenge(verifier):
 def endpoints(provider):
     """The provider's oidcConfig, with discovery run when an endpoint the flow needs is missing (§4)."""
     config = dict(provider.oidc_config or {})
-    if config.get("authorizationEndpoint") and config.get("tokenEndpoint") and config.get("jwksEndpoint"):
+    if not discovery.needs_discovery(config):
         return config
-    from sso import discovery  # noqa: PLC0415 - owned by the provider-registration module
-
-    discovered = discovery.discover(provider.issuer, config)
-    return {**discovered, **{key: value for key, value in config.items() if value}}
+    return discovery.discover(provider.issuer, config)
 
 
 # --- sign-in ------------------------------------------------------------------------------------

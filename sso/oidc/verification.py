@@ -23,7 +23,7 @@ from django.utils.encoding import smart_str
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from authservice.errors import APIError
-from sso.oidc.http import fetch
+from sso import discovery
 
 logger = logging.getLogger("sso")
 
@@ -219,7 +219,8 @@ class ProviderOIDCBackend(OIDCAuthenticationBackend):
     def _fetch(self, method, url, failure, **kwargs):
         """``failure`` is the error_description when the IdP cannot be reached."""
         try:
-            return fetch(method, url, **kwargs)
+            # The guarded client of discovery: SSRF checks with DNS answers, no redirects, a timeout.
+            return discovery.request(method, url, **kwargs)
         except APIError as error:
             raise OIDCFailure(error.message, error=error.code) from None
         except requests.RequestException as exc:

@@ -1,0 +1,159 @@
+"""SSO providers, organizations and members in Django admin.
+
+Secrets are write-only: the config JSON is shown without them, the client secret has its own empty
+password field (blank keeps the stored one), and secrets kept in the stored JSON survive an edit.
+A bad config is a form error, never a 500.
+"""
+
+from django import forms
+from django.contrib import admin, messages
+
+from authservice.errors import APIError
+from sso import discovery, domains, saml_config
+from sso.models import SECRET_KEYS, Member, Organization, SsoProvider, strip_secrets
+
+
+def _restore_secrets(stored, edited):
+    """``edited`` plus every secret of ``stored`` it does not set itself, at any depth."""
+    if not isinstance(stored, dict) or not isinstance(edited, dict):
+        return edited
+    merged = dict(edited)
+    for key, value in stored.items():
+        if key in SECRET_KEYS and key not in edited:
+            merged[key] = value
+        elif isinstance(value, dict) and isinstance(edited.get(key), dict):
+            merged[key] = _restore_secrets(value, edited[key])
+    return merged
+
+
+class SsoProviderForm(forms.ModelForm):
+    client_secret = forms.CharField(
+        required=False, widget=forms.PasswordInput(render_value=False),
+        help_text="OIDC client secret. Write-only: leave blank to keep the stored one.")
+
+    class Meta:
+        model = SsoProvider
+        fields = ("provider_id", "issuer", "domain", "user", "organization_id", "domain_verified",
+                  "oidc_config", "client_secret", "saml_config")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in ("oidc_config", "saml_config"):
+            value = getattr(self.instance, name, None)
+            if value:
+                self.initial[name] = strip_secrets(value)
+
+    def _clean_config(self, name):
+        value = self.cleaned_data.get(name)
+        if value in (None, "", {}):
+            return None
+        if not isinstance(value, dict):
+            raise forms.ValidationError("Must be a JSON object.")
+        return value
+
+    def clean_oidc_config(self):
+        value = self._clean_config("oidc_config")
+        if value is not None and not value.get("clientId"):
+            raise forms.ValidationError("clientId is required.")
+        return value
+
+    def clean_saml_config(self):
+        value = self._clean_config("saml_config")
+        if value is not None:
+            try:
+                saml_config.check_metadata_size(value)
+                saml_config.validate(value)
+            except APIError as error:
+                raise forms.ValidationError(error.message) from None
+        return value
+
+    def clean(self):
+        cleaned = super().clean()
+        oidc, saml = cleaned.get("oidc_config"), cleaned.get("saml_config")
+        if not self.errors and bool(oidc) == bool(saml):
+            raise forms.ValidationError("Give exactly one of the OIDC and the SAML configuration.")
+        if oidc:
+            try:
+                discovery.check_config_endpoints(oidc)
+            except APIError as error:
+                self.add_error("oidc_config", error.message)
+        return cleaned
+
+    def save(self, commit=True):
+        provider = super().save(commit=False)
+        stored = SsoProvider.objects.filter(pk=provider.pk).first() if provider.pk else None
+        if stored is not None:
+            provider.oidc_config = _restore_secrets(stored.oidc_config, provider.oidc_config)
+            provider.saml_config = _restore_secrets(stored.saml_config, provider.saml_config)
+        secret = self.cleaned_data.get("client_secret")
+        if secret and provider.oidc_config:
+            provider.oidc_config = {**provider.oidc_config, "clientSecret": secret}
+        if commit:
+            provider.save()
+        return provider
+
+
+@admin.register(SsoProvider)
+class SsoProviderAdmin(admin.ModelAdmin):
+    form = SsoProviderForm
+    list_display = ("provider_id", "provider_type", "domain", "domain_verified", "organization_id", "user",
+                    "created_at")
+    list_filter = ("domain_verified",)
+    search_fields = ("provider_id", "domain", "issuer", "organization_id")
+    readonly_fields = ("id", "created_at", "updated_at")
+    raw_id_fields = ("user",)
+    actions = ("rerun_discovery", "check_domain_record")
+
+    @admin.display(description="type")
+    def provider_type(self, obj):
+        return obj.type
+
+    @admin.action(description="Re-run OIDC discovery")
+    def rerun_discovery(self, request, queryset):
+        """Refresh the endpoints from the IdP's discovery document (explicit overrides included)."""
+        for provider in queryset:
+            if not provider.oidc_config:
+                self.message_user(request, f"{provider}: not an OIDC provider", messages.WARNING)
+                continue
+            kept = {key: value for key, value in provider.oidc_config.items()
+                    if key not in discovery.ENDPOINT_KEYS}
+            try:
+                provider.oidc_config = discovery.discover(provider.issuer, kept)
+            except APIError as error:
+                self.message_user(request, f"{provider}: {error.code}: {error.message}", messages.ERROR)
+                continue
+            provider.save(update_fields=["oidc_config", "updated_at"])
+            self.message_user(request, f"{provider}: endpoints refreshed", messages.SUCCESS)
+
+    @admin.action(description="Check the domain TXT record (and verify)")
+    def check_domain_record(self, request, queryset):
+        for provider in queryset:
+            try:
+                domains.verify(provider)
+            except APIError as error:
+                self.message_user(request, f"{provider}: {error.code}: {error.message}", messages.ERROR)
+                continue
+            self.message_user(request, f"{provider}: domain verified", messages.SUCCESS)
+
+
+class MemberInline(admin.TabularInline):
+    model = Member
+    extra = 0
+    fields = ("user", "role", "created_at")
+    raw_id_fields = ("user",)
+
+
+@admin.register(Organization)
+class OrganizationAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "created_at")
+    search_fields = ("name", "slug", "id")
+    readonly_fields = ("id",)
+    inlines = [MemberInline]
+
+
+@admin.register(Member)
+class MemberAdmin(admin.ModelAdmin):
+    list_display = ("user", "organization", "role", "created_at")
+    list_filter = ("role",)
+    search_fields = ("user__email", "organization__slug")
+    raw_id_fields = ("user", "organization")

@@ -1,0 +1,24 @@
+"""List every SSO provider with its domain-verification state (never truncated)."""
+
+from django.core.management.base import BaseCommand
+
+from sso import domains
+from sso.models import SsoProvider
+
+
+class Command(BaseCommand):
+    help = "List SSO providers: providerId, type, domain, verification state, organization, owner."
+
+    def handle(self, *args, **options):
+        rows = [("PROVIDER", "TYPE", "DOMAIN", "VERIFIED", "ORGANIZATION", "OWNER")]
+        for provider in SsoProvider.objects.select_related("user").order_by("provider_id"):
+            if provider.domain_verified:
+                state = "yes"
+            else:
+                state = "pending" if domains.pending_token(provider) else "no"
+            rows.append((provider.provider_id, provider.type, provider.domain, state,
+                         provider.organization_id or "-", provider.user.email))
+        widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+        for row in rows:
+            self.stdout.write("  ".join(str(value).ljust(width) for value, width in zip(row, widths)).rstrip())
+        self.stdout.write(f"{len(rows) - 1} provider(s)")

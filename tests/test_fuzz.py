@@ -1,0 +1,516 @@
+"""No input gives a 5xx: schemathesis against a live gunicorn, plus hand-made malformed requests (issue 8 §2).
+
+The server is a real gunicorn with 2 workers (``tests/fuzz_server.py``), on the test session's database
+engine (PostgreSQL when ``DATABASE_URL`` says so, in a separate ``authservice_fuzz`` database). Every
+operation of the served OpenAPI document gets ``FUZZ_EXAMPLES`` generated requests (default 25), about half of
+them valid by the schema and half not, each sent with a live session cookie and a trusted Origin so the
+guarded endpoints are reached. Checks: no 5xx, errors are exactly ``{message, code, status:int}``, status
+codes, content types and bodies conform to the document.
+
+The raw cases speak HTTP over a socket, so nothing (no client library) normalizes what is sent.
+"""
+
+import json
+import os
+import socket
+import time
+
+import hypothesis
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from authservice.api import openapi
+from authservice.api.registry import registry
+from tests.fuzz_server import LiveServer
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
+# Fixed examples by default, so CI is repeatable; FUZZ_SEED=<int> explores new ground.
+SEED = os.environ.get("FUZZ_SEED")
+PASSWORD = "fuzzing horse battery"
+SESSION_COOKIE = "auth.session_token"
+OPERATIONS = sorted({(e.method, openapi.openapi_path(e.path)) for e in registry}, key=lambda o: (o[1], o[0]))
+
+
+def _declaration_gap(method, path):
+    """Why an operation's declaration is known not to match its answers yet, or None (reported to its owner)."""
+    endpoint = next(e for e in registry if (e.method, openapi.openapi_path(e.path)) == (method, path))
+    if endpoint.name == "callback_sso" and endpoint.response is None and not endpoint.redirects:
+        return "sso/endpoints/callback.py answers 302 but declares no response='Redirect'"
+    return None
+
+
+def _fuzz_params():
+    for method, path in OPERATIONS:
+        gap = _declaration_gap(method, path)
+        marks = [pytest.mark.xfail(reason=gap, strict=False)] if gap else []
+        yield pytest.param(method, path, marks=marks, id=f"{method} {path}")
+
+
+# --- the server ---------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def live(tmp_path_factory):
+    server = LiveServer(tmp_path_factory.mktemp("fuzz-server")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def fuzz_schema(live):
+    return schemathesis.openapi.from_url(live.base + "/openapi.json")
+
+
+class Account:
+    """A signed-up user whose session cookie is renewed whenever a fuzzed call ended the session.
+
+    Fuzzed calls may revoke every session (revoke-sessions, sign-out) or delete the user (delete-user
+    with a token-less body): the next case signs in again, or signs up a new user.
+    """
+
+    def __init__(self, live):
+        self.live = live
+        self.cookie_value = None
+        self.email = None
+        self._sign_up()
+
+    def _post(self, path, body):
+        return requests.post(self.live.base + path, json=body, headers={"Origin": self.live.origin}, timeout=30)
+
+    def _sign_up(self):
+        self.email = f"fuzzer-{time.time_ns()}@example.com"
+        response = self._post("/sign-up/email", {"name": "Fuzzer", "email": self.email, "password": PASSWORD})
+        assert response.status_code == 200, response.text
+        self.cookie_value = response.cookies[SESSION_COOKIE]
+
+    def cookie(self):
+        """A Cookie header for a live session of an existing user."""
+        check = requests.get(self.live.base + "/get-session", headers={"Cookie": self._header()}, timeout=30)
+        if check.json() is None:
+            response = self._post("/sign-in/email", {"email": self.email, "password": PASSWORD})
+            if response.status_code == 200:
+                self.cookie_value = response.cookies[SESSION_COOKIE]
+            else:
+                self._sign_up()
+        return self._header()
+
+    def _header(self):
+        return f"{SESSION_COOKIE}={self.cookie_value}"
+
+
+@pytest.fixture(scope="session")
+def account(live):
+    return Account(live)
+
+
+# --- checks -------------------------------------------------------------------------------------
+@schemathesis.check
+def error_body_is_message_code_status(ctx, response, case):
+    """core.md §1.4: every error is JSON with exactly message, code and the integer status."""
+    if response.status_code < 400:
+        return None
+    content_type = (response.headers.get("content-type") or [""])[0]
+    assert content_type.startswith("application/json"), f"error with Content-Type {content_type!r}"
+    body = response.json()
+    assert isinstance(body, dict) and set(body) == {"message", "code", "status"}, body
+    assert type(body["status"]) is int and body["status"] == response.status_code, body
+    assert isinstance(body["message"], str) and isinstance(body["code"], str) and body["code"], body
+    return None
+
+
+CHECKS = [not_a_server_error, error_body_is_message_code_status, status_code_conformance,
+          content_type_conformance, response_schema_conformance]
+
+
+def _strategy(operation):
+    return st.one_of(operation.as_strategy(generation_mode=schemathesis.GenerationMode.POSITIVE),
+                     operation.as_strategy(generation_mode=schemathesis.GenerationMode.NEGATIVE))
+
+
+@pytest.mark.parametrize(("method", "path"), list(_fuzz_params()))
+def test_fuzzed_requests_get_no_server_error_and_conform(fuzz_schema, live, account, method, path):
+    operation = fuzz_schema[path][method]
+
+    @hypothesis.seed(int(SEED or 0))
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=SEED is None,
+              phases=[Phase.explicit, Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
+    @given(case=_strategy(operation))
+    def fuzz(case):
+        headers = {"Origin": live.origin, "Cookie": account.cookie()}
+        # Redirects are answers to check, not to follow (the site outside the base path is not ours).
+        response = case.call(base_url=live.base, headers=headers, timeout=30, allow_redirects=False)
+        case.validate_response(response, checks=CHECKS, headers=headers)
+
+    try:
+        fuzz()
+    except Exception:
+        errors = live.server_errors()
+        if errors:
+            print("Server tracebacks:\n" + "\n".join(errors[-3:]))
+        raise
+
+
+def test_the_served_document_covers_every_registered_route(live):
+    document = requests.get(live.base + "/openapi.json", timeout=30).json()
+    served = {(method.upper(), path) for path, item in document["paths"].items() for method in item}
+    assert served == set(OPERATIONS)
+
+
+# --- raw HTTP -----------------------------------------------------------------------------------
+class Raw:
+    """A response read off the socket: status, headers (lower-cased names) and the decoded body."""
+
+    def __init__(self, data):
+        head, _, body = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        self.status = int(lines[0].split()[1])
+        self.headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            self.headers[name.strip().lower()] = value.strip()
+        if self.headers.get("transfer-encoding") == "chunked":
+            body = _dechunk(body)
+        self.body = body
+
+    def json(self):
+        return json.loads(self.body)
+
+    def error(self):
+        """The error body, checked for the exact shape {message, code, status}."""
+        assert self.headers.get("content-type", "").startswith("application/json"), self.headers
+        body = self.json()
+        assert set(body) == {"message", "code", "status"}, body
+        assert body["status"] == self.status
+        return body
+
+
+def _dechunk(data):
+    out = b""
+    while data:
+        size, _, data = data.partition(b"\r\n")
+        size = int(size.split(b";")[0], 16)
+        if size == 0:
+            break
+        out, data = out + data[:size], data[size + 2:]
+    return out
+
+
+def send(live, raw_request, timeout=30):
+    """Send bytes as they are; read the answer even if the server stopped reading our body early."""
+    with socket.create_connection(("127.0.0.1", live.port), timeout=timeout) as sock:
+        try:
+            sock.sendall(raw_request)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # a 413 is written before the body is read; the answer is already in our buffer
+        try:
+            sock.shutdown(socket.SHUT_WR)  # no more to send: the server never waits for a body in vain
+        except OSError:
+            pass
+        chunks = []
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    return Raw(b"".join(chunks))
+
+
+def request(live, method, path, body=b"", headers=None, content_length=True, origin=True):
+    fields = {"Host": f"127.0.0.1:{live.port}", "Connection": "close"}
+    if origin:
+        fields["Origin"] = live.origin
+    fields.update(headers or {})
+    if content_length and body:
+        fields.setdefault("Content-Length", str(len(body)))
+    head = f"{method} /api/auth{path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in fields.items())
+    return send(live, head.encode("latin-1") + b"\r\n" + body)
+
+
+def post_json(live, path, data, **headers):
+    body = data if isinstance(data, bytes) else data.encode("utf-8")
+    return request(live, "POST", path, body, {"Content-Type": "application/json", **headers})
+
+
+def test_invalid_utf8_is_400_bad_request(live):
+    response = post_json(live, "/sign-in/email", b'{"email": "\xff\xfe@example.com", "password": "x"}')
+    assert response.error() == {"message": "Invalid JSON in request body", "code": "BAD_REQUEST", "status": 400}
+
+
+def test_invalid_utf8_in_a_form_is_a_client_error(live):
+    response = request(live, "POST", "/sign-in/email", b"email=%ff%fe\xff&password=\xfe",
+                       {"Content-Type": "application/x-www-form-urlencoded"})
+    assert 400 <= response.status < 500
+    response.error()
+
+
+def test_a_10_mb_body_is_413(live):
+    body = b'{"name": "' + b"x" * (10 * 1024 * 1024) + b'", "email": "big@example.com", "password": "x"}'
+    response = post_json(live, "/sign-up/email", body)
+    assert response.error() == {"message": "Request body is too large", "code": "PAYLOAD_TOO_LARGE",
+                                "status": 413}
+
+
+@pytest.mark.parametrize("depth", [100000, 5000])
+def test_deeply_nested_json_is_400(live, depth):
+    body = '{"email": ' + '{"a": ' * depth + "1" + "}" * depth + ', "password": "x"}'
+    assert post_json(live, "/sign-in/email", body).error()["code"] == "BAD_REQUEST"
+
+
+@pytest.mark.parametrize("depth", [50, 400, 900])
+def test_nested_json_the_parser_accepts_is_a_clean_answer_where_any_value_is_allowed(live, account, depth):
+    # update-user's ``email`` accepts any JSON value (only its presence matters), the deepest path inside.
+    body = '{"email": ' + "[" * depth + "]" * depth + "}"
+    response = post_json(live, "/update-user", body, Cookie=account.cookie())
+    assert response.status == 400
+    assert response.error()["code"] in ("EMAIL_CAN_NOT_BE_UPDATED", "BAD_REQUEST")
+
+
+@pytest.mark.parametrize("field", ["email", "password", "name"])
+def test_nul_in_a_json_string_is_a_validation_error(live, field):
+    data = {"name": "N", "email": "nul@example.com", "password": PASSWORD, field: "a\u0000b"}
+    if field == "email":
+        data["email"] = "nu\u0000l@example.com"
+    response = post_json(live, "/sign-up/email", json.dumps(data))
+    assert response.error()["code"] == "VALIDATION_ERROR"
+
+
+def test_a_raw_nul_byte_in_json_is_400(live):
+    assert post_json(live, "/sign-in/email", b'{"email": "a\x00@example.com", "password": "x"}').status == 400
+
+
+@pytest.mark.parametrize("path", [
+    "/reset-password/%00?callbackURL=/done",
+    "/verify-email?token=%00",
+    "/verify-email?token=ok&callbackURL=/x%00",
+    "/delete-user/callback?token=%00",
+    "/callback/%00?code=%00&state=%00",
+    "/error?error=%00&error_description=%00",
+    "/get-session?disableRefresh=%00",
+])
+def test_nul_in_the_url_is_no_server_error(live, path):
+    response = request(live, "GET", path)
+    assert response.status < 500
+    if response.status >= 400:
+        response.error()
+
+
+def test_nul_in_a_form_field_is_a_validation_error(live):
+    response = request(live, "POST", "/sign-in/email", b"email=a%00%40example.com&password=%00",
+                       {"Content-Type": "application/x-www-form-urlencoded"})
+    assert response.error()["code"] == "VALIDATION_ERROR"
+
+
+def test_nul_in_the_session_cookie_is_no_session(live):
+    response = request(live, "GET", "/get-session", headers={"Cookie": f"{SESSION_COOKIE}=%00.%00"})
+    assert response.status == 200 and response.json() is None
+
+
+def test_a_very_long_email_is_a_validation_error(live):
+    email = "a" * 300 + "@example.com"
+    response = post_json(live, "/sign-up/email", json.dumps({"name": "L", "email": email, "password": PASSWORD}))
+    assert response.error() == {"message": "[body.email] Invalid email address", "code": "VALIDATION_ERROR",
+                                "status": 400}
+
+
+def test_a_one_megabyte_email_on_sign_in_is_a_client_error(live):
+    email = "a" * 1_000_000 + "@example.com"
+    response = post_json(live, "/sign-in/email", json.dumps({"email": email, "password": PASSWORD}))
+    assert 400 <= response.status < 500
+    response.error()
+
+
+def test_a_one_megabyte_name_signs_up_or_is_refused_cleanly(live):
+    data = {"name": "n" * 1_000_000, "email": f"long-name-{time.time_ns()}@example.com", "password": PASSWORD}
+    response = post_json(live, "/sign-up/email", json.dumps(data))
+    assert response.status == 200 or (400 <= response.status < 500 and response.error())
+
+
+def test_a_long_user_agent_is_stored_without_error(live):
+    data = {"name": "UA", "email": f"ua-{time.time_ns()}@example.com", "password": PASSWORD}
+    response = post_json(live, "/sign-up/email", json.dumps(data), **{"User-Agent": "u" * 8000})
+    assert response.status == 200
+
+
+def test_duplicate_json_keys_take_the_last_value(live, account):
+    account.cookie()  # the account exists
+    body = '{"email": "nobody@example.com", "email": "%s", "password": "%s"}' % (account.email, PASSWORD)
+    response = post_json(live, "/sign-in/email", body)
+    assert response.status == 200
+    assert response.json()["user"]["email"] == account.email
+
+
+@pytest.mark.parametrize("content_type", [
+    "text/plain", "multipart/form-data; boundary=x", "application/xml", "application/jsonx",
+    "application/x-www-form-urlencoded", "*/*", ";;;", "text/json", "application/json-patch+json",
+])
+def test_a_wrong_content_type_is_415(live, content_type):
+    response = request(live, "POST", "/change-email", b'{"newEmail": "x@example.com"}',
+                       {"Content-Type": content_type})
+    assert response.error()["code"] == "UNSUPPORTED_MEDIA_TYPE"
+
+
+def test_a_body_without_content_type_is_415(live):
+    response = request(live, "POST", "/sign-in/email", b'{"email": "a@example.com", "password": "x"}')
+    assert response.error()["code"] == "UNSUPPORTED_MEDIA_TYPE"
+
+
+def test_json_declared_as_a_form_is_read_as_a_form(live):
+    response = request(live, "POST", "/sign-in/email", b'{"email": "a@example.com", "password": "x"}',
+                       {"Content-Type": "application/x-www-form-urlencoded"})
+    assert response.error()["code"] == "VALIDATION_ERROR"
+
+
+def test_a_chunked_body_without_content_length_is_no_server_error(live):
+    # Django reads a body only up to Content-Length, so under gunicorn a chunked body arrives empty.
+    body = b'{"email": "a@example.com", "password": "x"}'
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    response = request(live, "POST", "/sign-in/email", chunked,
+                       {"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+                       content_length=False)
+    assert response.error()["code"] == "VALIDATION_ERROR"
+
+
+def test_chunked_with_content_length_is_refused_by_the_http_server(live):
+    # A request smuggling vector (RFC 9112 §6.1): gunicorn answers 400 before Django sees it.
+    body = b"5\r\n{}   \r\n0\r\n\r\n"
+    response = request(live, "POST", "/sign-in/email", body,
+                       {"Content-Type": "application/json", "Transfer-Encoding": "chunked", "Content-Length": "3"})
+    assert response.status == 400
+
+
+@pytest.mark.parametrize("encoding", ["gzip, chunked", "chunked, chunked", "identity", "chunked, gzip"])
+def test_odd_transfer_encodings_are_no_server_error(live, encoding):
+    body = b"2\r\n{}\r\n0\r\n\r\n"
+    response = request(live, "POST", "/sign-in/email", body,
+                       {"Content-Type": "application/json", "Transfer-Encoding": encoding}, content_length=False)
+    assert 400 <= response.status < 500
+
+
+def test_an_unknown_transfer_coding_is_gunicorns_501_before_django(live):
+    # RFC 9112 §6.1 asks for 501 here; gunicorn answers it in its HTTP parser (plain HTML, no Django
+    # involved), as nginx would in front of it. The one 5xx no application code can turn into a 4xx.
+    response = request(live, "POST", "/sign-in/email", b"2\r\n{}\r\n0\r\n\r\n",
+                       {"Content-Type": "application/json", "Transfer-Encoding": "bogus"}, content_length=False)
+    assert response.status == 501
+    assert "server" not in response.headers  # gunicorn's parser error page, not a Django response
+
+
+def test_a_bad_chunk_size_is_a_client_error(live):
+    response = request(live, "POST", "/sign-in/email", b"zz\r\n{}\r\n0\r\n\r\n",
+                       {"Content-Type": "application/json", "Transfer-Encoding": "chunked"}, content_length=False)
+    assert 400 <= response.status < 500
+
+
+def test_a_content_length_beyond_the_body_is_no_server_error(live):
+    # The client half-closes after the body, so the server reads a short body, not a hang.
+    response = request(live, "POST", "/sign-in/email", b'{"email": "a@example.com"}',
+                       {"Content-Type": "application/json", "Content-Length": "400"})
+    assert 400 <= response.status < 500
+
+
+def test_an_untrusted_host_header_is_a_json_400(live):
+    response = request(live, "GET", "/ok", headers={"Host": "evil.example"})
+    assert response.error() == {"message": "Bad Request", "code": "BAD_REQUEST", "status": 400}
+
+
+@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE", "OPTIONS", "HEAD", "TRACE", "BREW"])
+def test_undeclared_methods_are_404_not_found(live, method):
+    response = request(live, method, "/sign-in/email")
+    assert response.status == 404
+    if method != "HEAD":
+        assert response.error()["code"] == "NOT_FOUND"
+
+
+@pytest.mark.parametrize("origin", ["null", "http://\xff\xfe", "x" * 4000, "http://127.0.0.1:1:2", "://"])
+def test_odd_origins_with_a_cookie_are_403(live, account, origin):
+    response = request(live, "POST", "/update-user", b'{"name": "x"}',
+                       {"Content-Type": "application/json", "Origin": origin, "Cookie": account.cookie()})
+    assert response.status == 403
+    response.error()
+
+
+@pytest.mark.parametrize("cookie", ["=;=;;", f"{SESSION_COOKIE}=" + "a" * 4000, f"{SESSION_COOKIE}=%ff%fe.%zz",
+                                    f"{SESSION_COOKIE}=\xff\xfe"])
+def test_garbage_cookies_mean_no_session(live, cookie):
+    response = request(live, "GET", "/get-session", headers={"Cookie": cookie})
+    assert response.status == 200 and response.json() is None
+
+
+def test_a_lone_surrogate_escape_in_a_password_is_400(live):
+    data = '{"name": "S", "email": "surrogate@example.com", "password": "ab\\ud800cd"}'
+    assert post_json(live, "/sign-up/email", data).error()["code"] == "BAD_REQUEST"
+
+
+@pytest.mark.parametrize("field", ["name", "email", "image", "callbackURL"])
+def test_lone_surrogates_anywhere_in_json_are_400(live, field):
+    data = {"name": "S", "email": "surrogate2@example.com", "password": PASSWORD, field: "x\ud800"}
+    assert post_json(live, "/sign-up/email", json.dumps(data)).error()["code"] == "BAD_REQUEST"
+
+
+# --- 5xx found by fuzzing: regression tests, strict xfail until the owners' fixes land -----------
+FIX_PENDING = "fix pending in a file this suite does not own (see the issue 8 fuzzing report)"
+
+
+def _org_slug(live, account):
+    slug = f"org-{time.time_ns()}"
+    response = post_json(live, "/organization/create", json.dumps({"name": "Org", "slug": slug}),
+                         Cookie=account.cookie())
+    assert response.status == 200, response.body
+    return slug
+
+
+@pytest.mark.xfail(strict=True, reason=FIX_PENDING)
+@pytest.mark.parametrize("field", ["name", "slug"])
+def test_an_organization_name_or_slug_over_255_characters_is_a_validation_error(live, account, field):
+    # PostgreSQL: varchar(255) overflow raised DataError -> 500.
+    data = {"name": "Org", "slug": f"long-{time.time_ns()}", field: "x" * 256}
+    response = post_json(live, "/organization/create", json.dumps(data), Cookie=account.cookie())
+    assert response.error()["code"] == "VALIDATION_ERROR"
+
+
+@pytest.mark.xfail(strict=True, reason=FIX_PENDING)
+@pytest.mark.parametrize("metadata", [{"a": "\u0000"}, {"\u0000": 1}, {"a": [{"b": "x\u0000"}]}])
+def test_nul_anywhere_in_organization_metadata_is_a_validation_error(live, account, metadata):
+    # PostgreSQL's jsonb cannot hold \u0000: DataError -> 500 (found by schemathesis, seed 12345).
+    data = {"name": "Org", "slug": f"nul-{time.time_ns()}", "metadata": metadata}
+    response = post_json(live, "/organization/create", json.dumps(data), Cookie=account.cookie())
+    assert response.error()["code"] == "VALIDATION_ERROR"
+
+
+@pytest.mark.xfail(strict=True, reason=FIX_PENDING)
+@pytest.mark.parametrize("key", ["limit", "offset"])
+def test_a_member_list_page_beyond_64_bits_is_a_validation_error(live, account, key):
+    # PostgreSQL: "bigint out of range"; SQLite: "datatype mismatch" -> 500.
+    slug = _org_slug(live, account)
+    response = request(live, "GET", f"/organization/list-members?organizationSlug={slug}&{key}={'9' * 25}",
+                       headers={"Cookie": account.cookie()})
+    assert response.error()["code"] == "VALIDATION_ERROR"
+
+
+@pytest.mark.xfail(strict=True, reason=FIX_PENDING)
+def test_an_sso_provider_id_over_255_characters_is_a_validation_error(live, account):
+    # PostgreSQL: varchar(255) overflow raised DataError -> 500.
+    oidc = {"clientId": "a", "clientSecret": "b", "skipDiscovery": True,
+            "authorizationEndpoint": "https://idp.example.com/a", "tokenEndpoint": "https://idp.example.com/t",
+            "jwksEndpoint": "https://idp.example.com/j"}
+    data = {"providerId": "p" * 256, "issuer": "https://idp.example.com", "domain": "long-id.example.com",
+            "oidcConfig": oidc}
+    response = post_json(live, "/sso/register", json.dumps(data), Cookie=account.cookie())
+    assert response.error()["code"] == "VALIDATION_ERROR"
+
+
+def test_the_server_logged_no_internal_error_outside_the_known_cases(live):
+    """Runs last in this module: a 500 above leaves a traceback in the server log."""
+    pending = ("/organization/create", "/organization/list-members", "/sso/register")
+    unexpected = [error for error in live.server_errors() if not error.split()[0].endswith(pending)]
+    assert unexpected == []
