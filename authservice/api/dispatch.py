@@ -8,7 +8,7 @@ import json
 import logging
 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
-from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db import DatabaseError, DataError, InterfaceError, OperationalError
 from django.http import QueryDict
 from django.views.decorators.csrf import csrf_exempt
 
@@ -57,6 +57,11 @@ def http_view(request, subpath=None):
         return render.success(ctx, result)
     except APIError as error:
         return render.error(error, ctx)
+    except DataError:
+        # A value the database cannot store (too long, out of range) that validation let through:
+        # the client's input, so a 400, and logged so the missing check gets added.
+        logger.warning("database refused a value for %s", request.path, exc_info=True)
+        return render.error(APIError(400, codes.VALIDATION_ERROR, "Invalid input"), ctx)
     except (OperationalError, InterfaceError) as exc:
         # The database went away (restart, failover): a clean, retryable answer.
         logger.warning("database unavailable: %s", exc)

@@ -62,8 +62,9 @@ class _Strict(serializers.Field):
 class String(_Strict):
     expected = "string"
 
-    def __init__(self, *, min_length=0, email=False, **kwargs):
+    def __init__(self, *, min_length=0, max_length=None, email=False, **kwargs):
         self.min_length = min_length
+        self.max_length = max_length
         self.email = email
         super().__init__(**kwargs)
 
@@ -75,6 +76,10 @@ class String(_Strict):
         if len(data) < self.min_length:
             raise serializers.ValidationError(
                 f"Too small: expected string to have >={self.min_length} characters"
+            )
+        if self.max_length is not None and len(data) > self.max_length:
+            raise serializers.ValidationError(
+                f"Too big: expected string to have <={self.max_length} characters"
             )
         if self.email and not is_email(data):
             raise serializers.ValidationError("Invalid email address")
@@ -140,6 +145,8 @@ class Record(_Strict):
     def to_internal_value(self, data):
         if not isinstance(data, dict):
             self.wrong_type(data)
+        if _contains_nul(data):
+            raise serializers.ValidationError("Invalid input: string contains a NUL character")
         if self.values == "string":
             for key, item in data.items():
                 if not isinstance(item, str) or not _no_nul(item):
@@ -147,6 +154,22 @@ class Record(_Strict):
                         {key: f"Invalid input: expected string, received {js_type(item)}"}
                     )
         return data
+
+
+def _contains_nul(value):
+    """Any NUL in a nested JSON value, keys included (jsonb refuses them); no recursion."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
 
 
 class Input(serializers.Serializer):
