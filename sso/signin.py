@@ -7,7 +7,6 @@ state store (sso/state.py), :func:`complete` and the hooks.
 """
 
 import importlib
-import logging
 
 from django.db.models import Q
 
@@ -17,8 +16,6 @@ from sso import app_settings as sso_settings
 from sso import errors as sso_errors
 from sso import linking, provisioning
 from sso.models import Organization, SsoProvider
-
-logger = logging.getLogger("sso")
 
 RESERVED_PARAMS = ("state", "client_id", "redirect_uri", "response_type", "code_challenge",
                    "code_challenge_method", "nonce", "scope")

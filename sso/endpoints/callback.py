@@ -15,6 +15,6 @@ class CallbackQuery(inputs.Input):
 
 
 @endpoint("GET", "/sso/callback/:providerId", name="callback_sso", query=CallbackQuery, no_store=True,
-          summary="OIDC redirect target of an SSO provider", tags=("SSO",))
+          summary="OIDC redirect target of an SSO provider", response="Redirect", tags=("SSO",))
 def callback_sso(ctx):
     return Redirect(client.finish(ctx, ctx.params["providerId"], ctx.query))
