@@ -28,3 +28,19 @@ def skip_discovery_body(provider_id="acme", domain="acme.com", issuer="https://i
         **changes.pop("oidc", {}),
     }
     return oidc_body(issuer, provider_id=provider_id, domain=domain, oidc=oidc, **changes)
+
+
+def saml_body(cert, provider_id="acme-saml", domain="acme.com", **config):
+    return {
+        "providerId": provider_id,
+        "issuer": "http://127.0.0.1:8000/api/auth/sso/saml2/sp/metadata",
+        "domain": domain,
+        "samlConfig": {
+            "entryPoint": "https://idp.acme.com/sso",
+            "cert": cert,
+            "idpMetadata": {"entityID": "https://idp.acme.com/entity"},
+            "spMetadata": {"privateKey": "-----BEGIN PRIVATE KEY-----\nsecret\n-----END PRIVATE KEY-----"},
+            "wantAssertionsSigned": True,
+            **config,
+        },
+    }

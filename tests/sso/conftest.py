@@ -188,3 +188,23 @@ def sign_in(make_user):
         return client
 
     return create
+
+
+@pytest.fixture(scope="session")
+def pem_cert():
+    """A self-signed RSA certificate in PEM, as an IdP console exports it."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "idp.acme.com")])
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1)
+            .not_valid_before(datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc))
+            .not_valid_after(datetime.datetime(2034, 12, 31, 14, 34, 47, tzinfo=datetime.timezone.utc))
+            .sign(key, hashes.SHA256()))
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
