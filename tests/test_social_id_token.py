@@ -7,7 +7,6 @@ import hmac
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from authservice import signals
 from authservice.models import Account, Session

@@ -13,7 +13,7 @@ from authservice.models import Account, Session
 from tests.conftest import ORIGIN
 from tests.peers import keys
 from tests.peers.social import (  # noqa: F401 - fixtures
-    _stub_server, callback, error_location, nothing_created, query_of, start, stub,
+    _stub_server, callback, error_location, nothing_created, start, stub,
 )
 
 pytestmark = pytest.mark.django_db
