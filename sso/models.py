@@ -146,3 +146,22 @@ class SessionOrganization(models.Model):
 
     def __str__(self):
         return f"{self.session_id} -> {self.active_organization_id}"
+
+
+class SamlUsedAssertion(models.Model):
+    """SAML replay tombstones, ``saml-used-assertion:<Assertion ID>`` (sso.md §1, §10 rule 1).
+
+    The core Verification table has no unique identifier; this one does, so two processes that
+    receive the same assertion race on the insert and exactly one wins.
+    """
+
+    identifier = models.CharField(max_length=255, unique=True)
+    provider_id = models.CharField(max_length=255)
+    expires_at = models.DateTimeField(db_index=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "used SAML assertion"
+
+    def __str__(self):
+        return self.identifier

@@ -40,19 +40,9 @@ SESSION_COOKIE = "auth.session_token"
 OPERATIONS = sorted({(e.method, openapi.openapi_path(e.path)) for e in registry}, key=lambda o: (o[1], o[0]))
 
 
-def _declaration_gap(method, path):
-    """Why an operation's declaration is known not to match its answers yet, or None (reported to its owner)."""
-    endpoint = next(e for e in registry if (e.method, openapi.openapi_path(e.path)) == (method, path))
-    if endpoint.name == "callback_sso" and endpoint.response is None and not endpoint.redirects:
-        return "sso/endpoints/callback.py answers 302 but declares no response='Redirect'"
-    return None
-
-
 def _fuzz_params():
     for method, path in OPERATIONS:
-        gap = _declaration_gap(method, path)
-        marks = [pytest.mark.xfail(reason=gap, strict=False)] if gap else []
-        yield pytest.param(method, path, marks=marks, id=f"{method} {path}")
+        yield pytest.param(method, path, id=f"{method} {path}")
 
 
 # --- the server ---------------------------------------------------------------------------------
@@ -457,10 +447,7 @@ def test_lone_surrogates_anywhere_in_json_are_400(live, field):
     assert post_json(live, "/sign-up/email", json.dumps(data)).error()["code"] == "BAD_REQUEST"
 
 
-# --- 5xx found by fuzzing: regression tests, strict xfail until the owners' fixes land -----------
-FIX_PENDING = "fix pending in a file this suite does not own (see the issue 8 fuzzing report)"
-
-
+# --- 5xx found by fuzzing: regression tests ---------------------------------------------------------
 def _org_slug(live, account):
     slug = f"org-{time.time_ns()}"
     response = post_json(live, "/organization/create", json.dumps({"name": "Org", "slug": slug}),
@@ -469,7 +456,6 @@ def _org_slug(live, account):
     return slug
 
 
-@pytest.mark.xfail(strict=True, reason=FIX_PENDING)
 @pytest.mark.parametrize("field", ["name", "slug"])
 def test_an_organization_name_or_slug_over_255_characters_is_a_validation_error(live, account, field):
     # PostgreSQL: varchar(255) overflow raised DataError -> 500.
@@ -478,7 +464,6 @@ def test_an_organization_name_or_slug_over_255_characters_is_a_validation_error(
     assert response.error()["code"] == "VALIDATION_ERROR"
 
 
-@pytest.mark.xfail(strict=True, reason=FIX_PENDING)
 @pytest.mark.parametrize("metadata", [{"a": "\u0000"}, {"\u0000": 1}, {"a": [{"b": "x\u0000"}]}])
 def test_nul_anywhere_in_organization_metadata_is_a_validation_error(live, account, metadata):
     # PostgreSQL's jsonb cannot hold \u0000: DataError -> 500 (found by schemathesis, seed 12345).
@@ -487,7 +472,6 @@ def test_nul_anywhere_in_organization_metadata_is_a_validation_error(live, accou
     assert response.error()["code"] == "VALIDATION_ERROR"
 
 
-@pytest.mark.xfail(strict=True, reason=FIX_PENDING)
 @pytest.mark.parametrize("key", ["limit", "offset"])
 def test_a_member_list_page_beyond_64_bits_is_a_validation_error(live, account, key):
     # PostgreSQL: "bigint out of range"; SQLite: "datatype mismatch" -> 500.
@@ -497,7 +481,6 @@ def test_a_member_list_page_beyond_64_bits_is_a_validation_error(live, account, 
     assert response.error()["code"] == "VALIDATION_ERROR"
 
 
-@pytest.mark.xfail(strict=True, reason=FIX_PENDING)
 def test_an_sso_provider_id_over_255_characters_is_a_validation_error(live, account):
     # PostgreSQL: varchar(255) overflow raised DataError -> 500.
     oidc = {"clientId": "a", "clientSecret": "b", "skipDiscovery": True,

@@ -23,7 +23,7 @@ class ErrorQuery(inputs.Input):
     error_description = inputs.String(required=False)
 
 
-@endpoint("GET", "/error", name="error", query=ErrorQuery, summary="Where OAuth errors land",
+@endpoint("GET", "/error", name="error", redirects=True, query=ErrorQuery, summary="Where OAuth errors land",
           response="Html", tags=("core",))
 def error(ctx):
     code = ctx.query.get("error", "")

@@ -76,7 +76,7 @@ class DeleteUserCallbackQuery(inputs.Input):
     callbackURL = inputs.String(required=False)
 
 
-@endpoint("GET", "/delete-user/callback", name="delete_user_callback", query=DeleteUserCallbackQuery,
+@endpoint("GET", "/delete-user/callback", name="delete_user_callback", redirects=True, query=DeleteUserCallbackQuery,
           summary="Follow a deletion link", response="SuccessMessage", tags=("user",))
 def delete_user_callback(ctx):
     callback_url = ctx.query.get("callbackURL")

@@ -35,7 +35,7 @@ def check_callback_url(ctx):
     return callback_url or None
 
 
-@endpoint("GET", "/verify-email", name="verify_email", query=VerifyEmailQuery,
+@endpoint("GET", "/verify-email", name="verify_email", redirects=True, query=VerifyEmailQuery,
           summary="Follow an e-mail verification or change-e-mail link",
           response="StatusUserOrRedirect", tags=("email-verification",))
 def verify_email(ctx):

@@ -9,8 +9,9 @@ from sso import organizations
 
 
 class CreateOrganizationInput(inputs.Input):
-    name = inputs.String(min_length=1)
-    slug = inputs.String(min_length=1)
+    # The slug column is varchar(255); the name gets the same bound so neither overflows into a 500.
+    name = inputs.String(min_length=1, max_length=255)
+    slug = inputs.String(min_length=1, max_length=255)
     logo = inputs.String(required=False)
     metadata = inputs.Record(required=False)
     keepCurrentActiveOrganization = inputs.Boolean(required=False)
@@ -42,13 +43,15 @@ class Count(inputs._Strict):  # noqa: SLF001 - the shared strict base
     """A non-negative integer, sent as a query string or a number."""
 
     expected = "number"
+    # JavaScript's largest safe integer: far below what SQL LIMIT/OFFSET (64-bit) can hold.
+    MAXIMUM = 2**53 - 1
 
     def to_internal_value(self, data):
-        if isinstance(data, str) and data.isdigit():
-            return int(data)
-        if isinstance(data, int) and not isinstance(data, bool) and data >= 0:
+        if isinstance(data, str) and data.isascii() and data.isdigit():
+            data = int(data)
+        if isinstance(data, int) and not isinstance(data, bool) and 0 <= data <= self.MAXIMUM:
             return data
-        raise serializers.ValidationError("Invalid input: expected a non-negative integer")
+        raise serializers.ValidationError(f"Invalid input: expected an integer from 0 to {self.MAXIMUM}")
 
 
 class ListMembersQuery(inputs.Input):

@@ -82,10 +82,10 @@ class SamlConfigUpdateInput(SamlConfigInput):
 
 
 class RegisterInput(inputs.Input):
-    providerId = inputs.String(min_length=1)
+    providerId = inputs.String(min_length=1, max_length=255)  # the column is varchar(255)
     issuer = Url()
     domain = inputs.String(min_length=1)
-    organizationId = inputs.String(required=False)
+    organizationId = inputs.String(required=False, max_length=32)  # the column is varchar(32)
     overrideUserInfo = inputs.Boolean(required=False)
     oidcConfig = OidcConfigInput(required=False)
     samlConfig = SamlConfigInput(required=False)

@@ -128,3 +128,17 @@ def test_endpoints_do_not_exist_with_the_feature_off(sign_in, configure_sso):
     client = sign_in()
     assert _create(client).status_code == 404
     assert client.api_get("/organization/list").status_code == 404
+
+
+@pytest.mark.parametrize("field", ["name", "slug"])
+def test_name_or_slug_over_255_characters_is_a_validation_error(sign_in, field):
+    response = sign_in().api_post("/organization/create", {"name": "Org", "slug": "org", field: "x" * 256})
+    assert error_of(response)["code"] == "VALIDATION_ERROR"
+
+
+@pytest.mark.parametrize("value", ["9" * 25, "-1", "1.5", "٣"])
+def test_member_page_outside_the_safe_integer_range_is_a_validation_error(sign_in, value):
+    client = sign_in()
+    _create(client)
+    response = client.api_get("/organization/list-members", {"limit": value})
+    assert error_of(response)["code"] == "VALIDATION_ERROR"

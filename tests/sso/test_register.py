@@ -253,3 +253,13 @@ def test_in_process_register_takes_headers(sign_in):
     result = auth.api.register_sso_provider(body=skip_discovery_body(), headers={"cookie": cookie})
     assert result["providerId"] == "acme"
     assert "clientSecret" not in result["oidcConfig"]
+
+
+def test_provider_id_over_255_characters_is_a_validation_error(sign_in):
+    response = sign_in().api_post("/sso/register", skip_discovery_body("p" * 256))
+    assert error_of(response)["code"] == "VALIDATION_ERROR"
+
+
+def test_nul_in_a_config_record_is_a_validation_error(sign_in):
+    body = skip_discovery_body(oidc={"mapping": {"email": "e", "name": "n", "extraFields": {"a": "x\u0000"}}})
+    assert error_of(sign_in().api_post("/sso/register", body))["code"] == "VALIDATION_ERROR"

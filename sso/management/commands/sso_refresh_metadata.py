@@ -1,0 +1,46 @@
+"""Re-fetch the IdP metadata of SAML providers configured by URL (``samlConfig.idpMetadata.url``).
+
+Meant for cron: one line per provider, and a non-zero exit status when any fetch failed, so the
+scheduler reports it. A failed provider keeps its last good metadata.
+"""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from authservice.errors import APIError
+from sso.models import SsoProvider
+from sso.saml import metadata_fetch
+
+
+class Command(BaseCommand):
+    help = "Re-fetch SAML IdP metadata from samlConfig.idpMetadata.url (all such providers, or the ones named)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("provider_ids", nargs="*", metavar="providerId")
+
+    def _providers(self, provider_ids):
+        query = SsoProvider.objects.exclude(saml_config__isnull=True).order_by("provider_id")
+        if provider_ids:
+            found = list(query.filter(provider_id__in=provider_ids))
+            missing = sorted(set(provider_ids) - {provider.provider_id for provider in found})
+            if missing:
+                raise CommandError(f"No SAML provider: {', '.join(missing)}")
+            unconfigured = [p.provider_id for p in found if not metadata_fetch.metadata_url(p.saml_config)]
+            if unconfigured:
+                raise CommandError(f"No samlConfig.idpMetadata.url: {', '.join(unconfigured)}")
+            return found
+        return [provider for provider in query if metadata_fetch.metadata_url(provider.saml_config)]
+
+    def handle(self, *args, **options):
+        failed = []
+        providers = self._providers(options["provider_ids"])
+        for provider in providers:
+            try:
+                changed = metadata_fetch.refresh(provider)
+            except APIError as exc:
+                failed.append(provider.provider_id)
+                self.stderr.write(f"{provider.provider_id}: failed, kept the last good copy: {exc.message}")
+                continue
+            self.stdout.write(f"{provider.provider_id}: {'updated' if changed else 'unchanged'}")
+        self.stdout.write(f"{len(providers)} provider(s), {len(failed)} failed")
+        if failed:
+            raise CommandError(f"Metadata refresh failed for: {', '.join(failed)}")

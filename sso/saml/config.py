@@ -1,0 +1,281 @@
+"""A pysaml2 SP configuration per provider, built from the database row on every use (sso.md §2, §5, §10).
+
+Nothing is cached in process memory: a provider updated through another server process is seen by
+the next request. Keys are written to a private temporary directory for the duration of one
+``client()`` block, because pysaml2 and xmlsec1 read keys from files.
+"""
+
+import contextlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from urllib.parse import quote
+from xml.sax.saxutils import escape, quoteattr
+
+from cryptography.hazmat.primitives import serialization
+from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
+from saml2.client import Saml2Client
+from saml2.config import SPConfig
+
+from authservice import links
+from sso import app_settings
+from sso.saml import xml
+from sso.saml_config import _pem_blocks, certificates_of
+
+EMAIL_FORMAT = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
+DEFAULT_SIGNATURE = "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
+DEFAULT_DIGEST = "http://www.w3.org/2001/04/xmlenc#sha256"
+ACS_PATH = "/sso/saml2/callback/"
+ACS_ALIAS_PATH = "/sso/saml2/sp/acs/"
+
+
+def xmlsec_binary():
+    return shutil.which("xmlsec1") or "/usr/bin/xmlsec1"
+
+
+def _dict(value):
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass
+class Settings:
+    """The SAML facts of one provider, read from its ``samlConfig``."""
+
+    provider: object
+    config: dict
+
+    @classmethod
+    def of(cls, provider):
+        return cls(provider, dict(provider.saml_config or {}))
+
+    @property
+    def idp(self):
+        return _dict(self.config.get("idpMetadata"))
+
+    @property
+    def sp(self):
+        return _dict(self.config.get("spMetadata"))
+
+    # --- SP ---------------------------------------------------------------------------------------
+    @property
+    def sp_entity_id(self):
+        return self.sp.get("entityID") or self.provider.issuer
+
+    @property
+    def audiences(self):
+        """Values accepted in every AudienceRestriction: the SP entity ID, or ``audience``."""
+        return [value for value in (self.sp_entity_id, self.config.get("audience")) if value]
+
+    @property
+    def name_id_format(self):
+        return self.config.get("identifierFormat") or EMAIL_FORMAT
+
+    @property
+    def want_assertions_signed(self):
+        return bool(self.config.get("wantAssertionsSigned", False))
+
+    @property
+    def authn_requests_signed(self):
+        return bool(self.config.get("authnRequestsSigned", False))
+
+    @property
+    def signing_key(self):
+        return self.sp.get("privateKey") or self.config.get("privateKey")
+
+    @property
+    def signing_key_pass(self):
+        return self.sp.get("privateKeyPass") or self.config.get("privateKeyPass")
+
+    @property
+    def signing_cert(self):
+        return self.sp.get("signingCert") or self.sp.get("cert")
+
+    @property
+    def encryption_key(self):
+        return self.sp.get("encPrivateKey") or self.idp.get("encPrivateKey")
+
+    @property
+    def encryption_key_pass(self):
+        return self.sp.get("encPrivateKeyPass") or self.idp.get("encPrivateKeyPass")
+
+    @property
+    def encryption_cert(self):
+        return self.sp.get("encryptCert") or self.sp.get("encCert")
+
+    @property
+    def signature_algorithm(self):
+        from sso.saml import algorithms
+
+        return algorithms.expand(algorithms.SIGNATURE, self.config.get("signatureAlgorithm") or DEFAULT_SIGNATURE)
+
+    @property
+    def digest_algorithm(self):
+        from sso.saml import algorithms
+
+        return algorithms.expand(algorithms.DIGEST, self.config.get("digestAlgorithm") or DEFAULT_DIGEST)
+
+    def acs_url(self, ctx=None):
+        return f"{links.base(ctx)}{ACS_PATH}{quote(self.provider.provider_id, safe='')}"
+
+    def acs_urls(self, ctx=None):
+        """Every URL a Destination or bearer Recipient may name: the seed path, the alias, custom ACS."""
+        provider_id = quote(self.provider.provider_id, safe="")
+        urls = [self.acs_url(ctx), f"{links.base(ctx)}{ACS_ALIAS_PATH}{provider_id}"]
+        urls += _custom_acs_urls(self.sp.get("metadata"))
+        return list(dict.fromkeys(urls))
+
+    # --- IdP --------------------------------------------------------------------------------------
+    @property
+    def idp_metadata_xml(self):
+        value = self.idp.get("metadata")
+        return value if isinstance(value, str) and value.strip() else None
+
+    @property
+    def idp_entity_id(self):
+        """The configured IdP entity ID, else the metadata's; ``None`` when neither names one."""
+        if self.idp.get("entityID"):
+            return self.idp["entityID"]
+        root = _idp_descriptor_root(self.idp_metadata_xml)
+        return root.get("entityID") if root is not None else None
+
+    @property
+    def certificates(self):
+        """PEM bodies (no armour) of every configured signing certificate (arrays allow rotation)."""
+        bodies = []
+        for value in certificates_of(self.config):
+            for block in _pem_blocks(value):
+                body = "".join(block.replace("-----BEGIN CERTIFICATE-----", "")
+                               .replace("-----END CERTIFICATE-----", "").split())
+                if body and body not in bodies:
+                    bodies.append(body)
+        return bodies
+
+    def sso_url(self):
+        """The IdP's redirect SSO service, else idpMetadata.singleSignOnService, else entryPoint."""
+        root = _idp_descriptor_root(self.idp_metadata_xml)
+        if root is not None:
+            for service in root.iter(xml.q(xml.MD, "SingleSignOnService")):
+                if service.get("Binding") == BINDING_HTTP_REDIRECT and service.get("Location"):
+                    return service.get("Location")
+        for service in self.idp.get("singleSignOnService") or []:
+            if isinstance(service, dict) and service.get("Location"):
+                return service["Location"]
+        return self.config.get("entryPoint")
+
+    def idp_metadata(self, issuer=None):
+        """IdP metadata for pysaml2: the given XML, or one built from the entity ID, SSO URL and certs.
+
+        ``issuer`` names the entity when no entity ID is configured: the response is then bound to
+        this provider by its configured certificates alone.
+        """
+        if self.idp_metadata_xml and not certificates_of(self.config):
+            return self.idp_metadata_xml
+        entity_id = self.idp_entity_id or issuer or self.config.get("entryPoint") or "urn:unknown-idp"
+        keys = "".join(
+            '<md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>'
+            f"{body}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>"
+            for body in self.certificates)
+        location = escape(self.sso_url() or "")
+        return (
+            f'<md:EntityDescriptor xmlns:md="{xml.MD}" xmlns:ds="{xml.DS}" entityID={quoteattr(entity_id)}>'
+            f'<md:IDPSSODescriptor protocolSupportEnumeration="{xml.SAMLP}">{keys}'
+            f'<md:SingleSignOnService Binding="{BINDING_HTTP_REDIRECT}" Location="{location}"/>'
+            "</md:IDPSSODescriptor></md:EntityDescriptor>")
+
+
+def _idp_descriptor_root(metadata):
+    """The EntityDescriptor holding an IDPSSODescriptor in ``metadata`` XML, or None."""
+    if not metadata:
+        return None
+    try:
+        root = xml.parse(metadata)
+    except xml.XmlRefused:
+        return None
+    for entity in [root, *root.iter(xml.q(xml.MD, "EntityDescriptor"))]:
+        if entity.tag == xml.q(xml.MD, "EntityDescriptor") and entity.find(xml.q(xml.MD, "IDPSSODescriptor")) is not None:
+            return entity
+    return None
+
+
+def _custom_acs_urls(sp_metadata):
+    if not isinstance(sp_metadata, str) or not sp_metadata.strip():
+        return []
+    try:
+        root = xml.parse(sp_metadata)
+    except xml.XmlRefused:
+        return []
+    return [service.get("Location") for service in root.iter(xml.q(xml.MD, "AssertionConsumerService"))
+            if service.get("Location")]
+
+
+def _write_key(directory, name, pem, password=None):
+    """An unencrypted PKCS#8 copy of ``pem`` in ``directory`` (pysaml2/xmlsec1 read files)."""
+    key = serialization.load_pem_private_key(pem.encode(), password=password.encode() if password else None)
+    path = os.path.join(directory, name)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption()))
+    return path
+
+
+def _write_cert(directory, name, pem):
+    path = os.path.join(directory, name)
+    with open(path, "w", encoding="ascii") as handle:
+        handle.write(pem)
+    return path
+
+
+def sp_config(ctx, settings, directory, *, issuer=None, for_acs=False):
+    """A loaded SPConfig. ``for_acs`` uses the configured ``audience`` as the expected audience."""
+    entity_id = settings.sp_entity_id
+    if for_acs and settings.config.get("audience"):
+        entity_id = settings.config["audience"]
+    sp = {
+        "endpoints": {"assertion_consumer_service": [(settings.acs_url(ctx), BINDING_HTTP_POST)]},
+        # sso.md §10 rule 3: a valid signature on the Response OR the Assertion is always required.
+        "want_response_signed": False,
+        "want_assertions_signed": settings.want_assertions_signed,
+        "want_assertions_or_response_signed": True,
+        "authn_requests_signed": settings.authn_requests_signed,
+        # InResponseTo is checked by sso.saml.acs against the database, not by pysaml2's memory.
+        "allow_unsolicited": True,
+        "name_id_format": [settings.name_id_format],
+        "name_id_policy_format": settings.name_id_format,
+        "name_id_format_allow_create": True,
+    }
+    config = {
+        "entityid": entity_id,
+        "xmlsec_binary": xmlsec_binary(),
+        "metadata": {"inline": [settings.idp_metadata(issuer)]},
+        "service": {"sp": sp},
+        "accepted_time_diff": int(app_settings.saml.clock_skew // 1000),
+        "allow_unknown_attributes": True,
+        "only_use_keys_in_metadata": True,
+        "signing_algorithm": settings.signature_algorithm,
+        "digest_algorithm": settings.digest_algorithm,
+        "delete_tmpfiles": True,
+    }
+    if settings.signing_key:
+        config["key_file"] = _write_key(directory, "signing.pem", settings.signing_key, settings.signing_key_pass)
+        if settings.signing_cert:
+            config["cert_file"] = _write_cert(directory, "signing.crt", settings.signing_cert)
+    if settings.encryption_key:
+        keypair = {"key_file": _write_key(directory, "encryption.pem", settings.encryption_key,
+                                          settings.encryption_key_pass)}
+        if settings.encryption_cert:
+            keypair["cert_file"] = _write_cert(directory, "encryption.crt", settings.encryption_cert)
+        config["encryption_keypairs"] = [keypair]
+    loaded = SPConfig()
+    loaded.load(config)
+    return loaded
+
+
+@contextlib.contextmanager
+def client(ctx, provider, **options):
+    """``with client(ctx, provider) as (saml_client, settings):`` a Saml2Client for this provider."""
+    settings = Settings.of(provider)
+    with tempfile.TemporaryDirectory(prefix="sso-saml-") as directory:
+        os.chmod(directory, 0o700)
+        yield Saml2Client(config=sp_config(ctx, settings, directory, **options)), settings

@@ -1,0 +1,80 @@
+"""Server-side SAML records (sso.md §1, §10 rules 1-2), all in the database so every process agrees [D8].
+
+- ``saml-authn-request:<ID>``: a Verification row per AuthnRequest, consumed by an atomic delete.
+- ``saml-used-assertion:<ID>``: a :class:`sso.models.SamlUsedAssertion` row under a unique key.
+"""
+
+import json
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from authservice.models import Verification
+from sso import app_settings
+from sso.models import SamlUsedAssertion
+
+REQUEST_PREFIX = "saml-authn-request:"
+ASSERTION_PREFIX = "saml-used-assertion:"
+REPLAY_FALLBACK = timedelta(minutes=15)
+
+
+class RequestRefused(Exception):
+    """``description`` is the redirect's error_description (sso.md §9)."""
+
+    def __init__(self, description):
+        super().__init__(description)
+        self.description = description
+
+
+def remember_request(provider, request_id):
+    now = timezone.now()
+    expires = now + timedelta(milliseconds=app_settings.saml.request_ttl)
+    value = {"id": request_id, "providerId": provider.provider_id, "providerRef": provider.provider_ref(),
+             "createdAt": int(now.timestamp() * 1000), "expiresAt": int(expires.timestamp() * 1000)}
+    Verification.objects.create(identifier=REQUEST_PREFIX + request_id, value=json.dumps(value),
+                                expires_at=expires)
+
+
+def consume_request(provider_id, request_id):
+    """Take the stored AuthnRequest ``request_id`` of ``provider_id``; raises RequestRefused.
+
+    An ID of another provider is refused and left in place: its own flow may still complete.
+    """
+    row = Verification.objects.filter(identifier=REQUEST_PREFIX + request_id).first()
+    if row is None:
+        raise RequestRefused("Unknown or expired request ID")
+    try:
+        stored = json.loads(row.value)
+    except ValueError:
+        stored = {}
+    if stored.get("providerId") != provider_id:
+        raise RequestRefused("Provider mismatch")
+    deleted, _ = Verification.objects.filter(pk=row.pk).delete()
+    if not deleted or row.expires_at <= timezone.now():
+        raise RequestRefused("Unknown or expired request ID")
+    return stored
+
+
+def reserve_assertion(provider_id, assertion_id, not_on_or_after=None):
+    """Record ``assertion_id`` as used; False when it already was (by any process)."""
+    now = timezone.now()
+    skew = timedelta(milliseconds=app_settings.saml.clock_skew)
+    expires = (not_on_or_after + skew) if not_on_or_after else now + REPLAY_FALLBACK
+    expires = max(expires, now + timedelta(seconds=1))
+    identifier = ASSERTION_PREFIX + assertion_id
+    # An expired tombstone no longer protects anything: the assertion itself has expired by then.
+    SamlUsedAssertion.objects.filter(identifier=identifier, expires_at__lte=now).delete()
+    try:
+        with transaction.atomic():
+            SamlUsedAssertion.objects.create(identifier=identifier, provider_id=provider_id, expires_at=expires)
+    except IntegrityError:
+        return False
+    return True
+
+
+def purge_expired():
+    """Delete expired tombstones and AuthnRequest rows (run it from cron, or it runs on sign-in)."""
+    now = timezone.now()
+    SamlUsedAssertion.objects.filter(expires_at__lte=now).delete()
+    Verification.objects.filter(identifier__startswith=REQUEST_PREFIX, expires_at__lte=now).delete()
