@@ -13,12 +13,11 @@ Read a value as ``auth_settings.session.expires_in``. An unknown key raises ``At
 and is reported by the system check ``authservice.E001``.
 """
 
-import copy
-import functools
-
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+
+from authservice.conf import NamespacedSettings
 
 DEFAULTS = {
     # Where every endpoint is mounted.
@@ -106,69 +105,24 @@ DEFAULTS = {
 }
 
 
-class _Section:
-    """Attribute access over one merged dict; unknown names raise instead of returning None."""
-
-    def __init__(self, values, path):
-        self._values = values
-        self._path = path
-
-    def __getattr__(self, name):
-        try:
-            value = self._values[name]
-        except KeyError:
-            raise AttributeError(f"Unknown setting {self._path}.{name}") from None
-        if isinstance(value, dict) and name not in _RAW_DICTS:
-            return _Section(value, f"{self._path}.{name}")
-        return value
-
-    def as_dict(self):
-        return copy.deepcopy(self._values)
-
-
 # Dicts whose keys are chosen by the user (ids, paths), returned as plain dicts.
-_RAW_DICTS = {"cookie_names", "custom_rules", "social_providers"}
-
-
-def _merge(defaults, overrides):
-    merged = copy.deepcopy(defaults)
-    for key, value in overrides.items():
-        if isinstance(merged.get(key), dict) and isinstance(value, dict) and key not in _RAW_DICTS:
-            merged[key] = _merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
-def unknown_keys(defaults=DEFAULTS, overrides=None, prefix=""):
-    """Names in the user's dict that no default declares (for the system check)."""
-    overrides = getattr(settings, "AUTHSERVICE", {}) if overrides is None else overrides
-    found = []
-    for key, value in overrides.items():
-        if key not in defaults:
-            found.append(prefix + key)
-        elif isinstance(defaults[key], dict) and isinstance(value, dict) and key not in _RAW_DICTS:
-            found += unknown_keys(defaults[key], value, f"{prefix}{key}.")
-    return found
-
-
-@functools.lru_cache(maxsize=1)
-def _load():
-    return _Section(_merge(DEFAULTS, getattr(settings, "AUTHSERVICE", {})), "AUTHSERVICE")
+_settings = NamespacedSettings(
+    "AUTHSERVICE", DEFAULTS, raw_dicts={"cookie_names", "custom_rules", "social_providers"}
+)
+unknown_keys = _settings.unknown_keys
 
 
 def __getattr__(name):
-    return getattr(_load(), name)
+    return getattr(_settings.section(), name)
 
 
 def secret():
-    return _load().secret or settings.SECRET_KEY
+    return _settings.section().secret or settings.SECRET_KEY
 
 
 @receiver(setting_changed)
-def _reset(setting, **kwargs):
+def _reset_dependents(setting, **kwargs):
     if setting in ("AUTHSERVICE", "SECRET_KEY"):
-        _load.cache_clear()
         from authservice import origins  # noqa: PLC0415 - avoid an import cycle at load time
 
         origins.reset()

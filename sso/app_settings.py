@@ -12,13 +12,9 @@ Every key has a default below, mirroring ``@better-auth/sso``'s option of the sa
 Read as ``sso_settings.domain_verification.enabled``. Unknown keys are reported by ``sso.E001``.
 """
 
-import copy
-import functools
-
-from django.conf import settings
-from django.core.signals import setting_changed
-from django.dispatch import receiver
 from django.utils.module_loading import import_string
+
+from authservice.conf import NamespacedSettings
 
 DAY = 86400
 
@@ -88,55 +84,12 @@ DEFAULTS = {
 }
 
 # Dicts whose keys the user chooses, returned as plain dicts.
-_RAW_DICTS = set()
-
-
-class _Section:
-    def __init__(self, values, path):
-        self._values = values
-        self._path = path
-
-    def __getattr__(self, name):
-        try:
-            value = self._values[name]
-        except KeyError:
-            raise AttributeError(f"Unknown setting {self._path}.{name}") from None
-        if isinstance(value, dict) and name not in _RAW_DICTS:
-            return _Section(value, f"{self._path}.{name}")
-        return value
-
-    def as_dict(self):
-        return copy.deepcopy(self._values)
-
-
-def _merge(defaults, overrides):
-    merged = copy.deepcopy(defaults)
-    for key, value in overrides.items():
-        if isinstance(merged.get(key), dict) and isinstance(value, dict) and key not in _RAW_DICTS:
-            merged[key] = _merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
-def unknown_keys(defaults=DEFAULTS, overrides=None, prefix=""):
-    overrides = getattr(settings, "AUTHSERVICE_SSO", {}) if overrides is None else overrides
-    found = []
-    for key, value in overrides.items():
-        if key not in defaults:
-            found.append(prefix + key)
-        elif isinstance(defaults[key], dict) and isinstance(value, dict) and key not in _RAW_DICTS:
-            found += unknown_keys(defaults[key], value, f"{prefix}{key}.")
-    return found
-
-
-@functools.lru_cache(maxsize=1)
-def _load():
-    return _Section(_merge(DEFAULTS, getattr(settings, "AUTHSERVICE_SSO", {})), "AUTHSERVICE_SSO")
+_settings = NamespacedSettings("AUTHSERVICE_SSO", DEFAULTS)
+unknown_keys = _settings.unknown_keys
 
 
 def __getattr__(name):
-    return getattr(_load(), name)
+    return getattr(_settings.section(), name)
 
 
 def callable_setting(value):
@@ -144,9 +97,3 @@ def callable_setting(value):
     if value is None or callable(value):
         return value
     return import_string(value)
-
-
-@receiver(setting_changed)
-def _reset(setting, **kwargs):
-    if setting == "AUTHSERVICE_SSO":
-        _load.cache_clear()

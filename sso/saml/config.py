@@ -233,7 +233,8 @@ def sp_config(ctx, settings, directory, *, issuer=None, for_acs=False):
     if for_acs and settings.config.get("audience"):
         entity_id = settings.config["audience"]
     sp = {
-        "endpoints": {"assertion_consumer_service": [(settings.acs_url(ctx), BINDING_HTTP_POST)]},
+        # Destination and bearer Recipient may name any of our ACS URLs (seed path, alias, custom).
+        "endpoints": {"assertion_consumer_service": [(url, BINDING_HTTP_POST) for url in settings.acs_urls(ctx)]},
         # sso.md §10 rule 3: a valid signature on the Response OR the Assertion is always required.
         "want_response_signed": False,
         "want_assertions_signed": settings.want_assertions_signed,

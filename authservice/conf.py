@@ -1,0 +1,80 @@
+"""A namespaced settings dict with documented defaults, read through attribute access.
+
+Each app keeps one dict in Django settings (``AUTHSERVICE``, ``AUTHSERVICE_SSO``) and one module
+(``app_settings.py``) that declares the defaults and reads them through a :class:`NamespacedSettings`.
+"""
+
+import copy
+
+from django.conf import settings
+from django.core.signals import setting_changed
+
+
+class Section:
+    """Attribute access over one merged dict; unknown names raise instead of returning None."""
+
+    def __init__(self, values, path, raw_dicts):
+        self._values = values
+        self._path = path
+        self._raw_dicts = raw_dicts
+
+    def __getattr__(self, name):
+        try:
+            value = self._values[name]
+        except KeyError:
+            raise AttributeError(f"Unknown setting {self._path}.{name}") from None
+        if isinstance(value, dict) and name not in self._raw_dicts:
+            return Section(value, f"{self._path}.{name}", self._raw_dicts)
+        return value
+
+    def as_dict(self):
+        return copy.deepcopy(self._values)
+
+
+class NamespacedSettings:
+    """``settings.<setting_name>`` merged key by key over ``defaults``; reloaded when it changes.
+
+    ``raw_dicts`` names dicts whose keys the user chooses (ids, paths): they are replaced whole and
+    returned as plain dicts.
+    """
+
+    def __init__(self, setting_name, defaults, raw_dicts=()):
+        self.setting_name = setting_name
+        self.defaults = defaults
+        self.raw_dicts = frozenset(raw_dicts)
+        self._section = None
+        setting_changed.connect(self._on_change, weak=False)
+
+    def _on_change(self, setting, **kwargs):
+        if setting in (self.setting_name, "SECRET_KEY"):
+            self._section = None
+
+    def user_values(self):
+        return getattr(settings, self.setting_name, {})
+
+    def section(self):
+        if self._section is None:
+            merged = self._merge(self.defaults, self.user_values())
+            self._section = Section(merged, self.setting_name, self.raw_dicts)
+        return self._section
+
+    def _merge(self, defaults, overrides):
+        merged = copy.deepcopy(defaults)
+        for key, value in overrides.items():
+            if isinstance(merged.get(key), dict) and isinstance(value, dict) and key not in self.raw_dicts:
+                merged[key] = self._merge(merged[key], value)
+            else:
+                merged[key] = value
+        return merged
+
+    def unknown_keys(self, defaults=None, overrides=None, prefix=""):
+        """Names in the user's dict that no default declares (for the system checks)."""
+        defaults = self.defaults if defaults is None else defaults
+        overrides = self.user_values() if overrides is None else overrides
+        found = []
+        for key, value in overrides.items():
+            if key not in defaults:
+                found.append(prefix + key)
+            elif isinstance(defaults[key], dict) and isinstance(value, dict) and key not in self.raw_dicts:
+                found += self.unknown_keys(defaults[key], value, f"{prefix}{key}.")
+        return found

@@ -1,0 +1,313 @@
+"""The Assertion Consumer Service (sso.md §5 "ACS", §9, §10): one SAMLResponse in, one 302 out.
+
+``consume(ctx, provider_id, saml_response, relay_state)`` returns the Location of the redirect, or
+raises a JSON APIError for the two cases the spec answers in JSON (unknown provider, unverified
+domain). Every other failure is an error redirect and leaves no session and no new user.
+
+Checks run in the spec's order: size, RelayState, provider, domain gate, base64, XML safety, one
+assertion, Issuer, then pysaml2 (status, signature by a configured cert, decryption, time conditions
+with clockSkew, Audience, Destination, Recipient), then what pysaml2 does not do: algorithm policy,
+the assertion's own enveloped signature, requireTimestamps, every AudienceRestriction, InResponseTo
+against the database, RelayState provider binding, the replay tombstone, NameID and e-mail.
+"""
+
+import base64
+import binascii
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timezone as dt_timezone
+
+from saml2 import BINDING_HTTP_POST
+from saml2.response import StatusError
+from saml2.sigver import SignatureError
+from saml2.validate import ResponseLifetimeExceed, ToEarly
+
+from authservice import cookies
+from authservice.errors import APIError
+from sso import app_settings, linking, signin, state
+from sso.errors import codes
+from sso.models import SsoProvider
+from sso.saml import algorithms, config, mapping, redirects, store, xml
+from sso.saml.sign_in import RELAY_STATE_COOKIE
+
+logger = logging.getLogger("sso")
+
+INVALID = "Invalid SAML response"
+AUDIENCE_MISMATCH = "SAML assertion audience does not match this Service Provider"
+RECIPIENT_MISMATCH = "SAML assertion recipient does not match this Service Provider"
+DESTINATION_MISMATCH = "SAML response destination does not match this Service Provider"
+SIGNATURE_REQUIRED = "SAML assertion signature is required"
+
+
+class AcsFailure(Exception):
+    """A failed ACS request; ``to_success`` sends it to the success URL instead of the error URL."""
+
+    def __init__(self, error, description=None, to_success=False):
+        super().__init__(error)
+        self.error, self.description, self.to_success = error, description, to_success
+
+
+@dataclass
+class IdpInitiated:
+    """What ``sso.signin.complete`` needs when no RelayState started the flow."""
+
+    provider_ref: dict
+    request_sign_up: bool = False
+    callback_url: str | None = None
+    error_url: str | None = None
+
+
+def consume(ctx, provider_id, saml_response, relay_state=None):
+    """Validate ``saml_response`` for ``provider_id`` and sign the user in; returns the 302 Location."""
+    ctx.delete_cookie(RELAY_STATE_COOKIE)
+    provider = SsoProvider.objects.filter(provider_id=provider_id).first()
+    if provider is not None and not provider.saml_config:
+        provider = None
+    limit = app_settings.saml.max_response_size
+    if isinstance(saml_response, str) and len(saml_response) > limit:
+        return redirects.with_error(redirects.success_url(ctx, provider), "saml_error",
+                                    f"SAML response exceeds maximum allowed size ({limit} bytes)")
+    pending, relay_error = _relay_state(relay_state)
+    if provider is None:
+        raise APIError(404, codes.SAML_PROVIDER_NOT_FOUND)
+    signin.check_domain_verified(provider)
+    try:
+        return _consume(ctx, provider, saml_response or "", pending, relay_error)
+    except AcsFailure as failure:
+        _forget_session_cookies(ctx)
+        target = (redirects.success_url(ctx, provider, pending) if failure.to_success
+                  else redirects.error_url(ctx, provider, pending))
+        logger.info("SAML response for %s refused: %s %s", provider_id, failure.error, failure.description or "")
+        return redirects.with_error(target, failure.error, failure.description)
+
+
+def _relay_state(relay_state):
+    if not relay_state:
+        return None, None
+    try:
+        return state.consume(relay_state), None
+    except state.StateError:
+        return None, "invalid_or_expired_relay_state"
+
+
+def _consume(ctx, provider, saml_response, pending, relay_error):
+    root = _parse(saml_response)
+    settings = config.Settings.of(provider)
+    issuer = _check_issuer(root, settings)
+    with config.client(ctx, provider, issuer=issuer, for_acs=True) as (client, settings):
+        authn = _verify(client, saml_response, root, settings, ctx)
+        decrypted_root = _decrypted_root(authn, root)
+    if decrypted_root is not root:
+        _check_issuer(decrypted_root, settings)
+    assertion = authn.assertion
+    _check_algorithms(root, decrypted_root)
+    if settings.want_assertions_signed:
+        _check_assertion_signature(decrypted_root, assertion)
+    _check_timestamps(assertion)
+    _check_audiences(assertion, settings)
+    _check_in_response_to(provider, authn, assertion)
+    flow = _check_relay_state(provider, pending, relay_error)
+    _reserve(provider, assertion)
+    try:
+        identity = mapping.identity(_name_id(authn), assertion, settings.config)
+    except mapping.MappingError as error:
+        raise AcsFailure("saml_error", str(error)) from None
+    try:
+        signin.complete(ctx, flow, identity)
+    except linking.LinkRefused as refused:
+        raise AcsFailure(refused.error.replace(" ", "_"), to_success=True) from None
+    except APIError as error:
+        raise AcsFailure(error.code, error.message) from None
+    return redirects.success_url(ctx, provider, pending)
+
+
+# --- the raw document -----------------------------------------------------------------------------
+def _parse(saml_response):
+    try:
+        decoded = base64.b64decode("".join(saml_response.split()), validate=True)
+    except (binascii.Error, ValueError):
+        decoded = b""
+    if b"<" not in decoded:
+        raise AcsFailure("saml_invalid_encoding", "Invalid base64-encoded SAML response")
+    try:
+        root = xml.parse(decoded)
+    except xml.XmlRefused:
+        raise AcsFailure("saml_invalid_xml", "Invalid SAML response XML") from None
+    if root.tag != xml.q(xml.SAMLP, "Response"):
+        raise AcsFailure("saml_invalid_xml", "Invalid SAML response XML")
+    count = xml.assertion_count(root)
+    if count == 0:
+        raise AcsFailure("saml_no_assertion", "SAML response contains no assertion")
+    if count > 1:
+        raise AcsFailure("saml_multiple_assertions", "SAML response contains multiple assertions")
+    return root
+
+
+def _check_issuer(root, settings):
+    """Every Issuer in the document must be this provider's IdP; returns the Issuer seen."""
+    issuers = {xml.text_of(element) for element in root.iter(xml.q(xml.SAML, "Issuer"))}
+    expected = settings.idp_entity_id
+    if expected and issuers - {expected}:
+        raise AcsFailure("saml_error", "SAML response issuer does not match this provider")
+    return next(iter(issuers), None) if len(issuers) == 1 else None
+
+
+def _decrypted_root(authn, root):
+    text = authn.xmlstr
+    if not text or xml.q(xml.SAML, "EncryptedAssertion") not in {e.tag for e in root.iter()}:
+        return root
+    try:
+        return xml.parse(text.encode() if isinstance(text, str) else text)
+    except xml.XmlRefused:
+        raise AcsFailure("saml_error", INVALID) from None
+
+
+# --- pysaml2 ------------------------------------------------------------------------------------
+def _verify(client, saml_response, root, settings, ctx):
+    """pysaml2's verification; its exceptions become the spec's error/error_description."""
+    destination = root.get("Destination")
+    if destination and destination not in settings.acs_urls(ctx):
+        # pysaml2 only answers None here; checked after it so a bad signature still wins.
+        mismatch = AcsFailure("invalid_saml_response", DESTINATION_MISMATCH)
+    else:
+        mismatch = None
+    try:
+        authn = client.parse_authn_request_response("".join(saml_response.split()), BINDING_HTTP_POST)
+    except SignatureError as exc:
+        if "Signature missing for assertion" in str(exc) and settings.want_assertions_signed:
+            raise AcsFailure("invalid_saml_response", SIGNATURE_REQUIRED) from None
+        raise AcsFailure("saml_error", INVALID) from None
+    except ResponseLifetimeExceed:
+        raise AcsFailure("saml_error", "SAML assertion has expired") from None
+    except ToEarly:
+        raise AcsFailure("saml_error", "SAML assertion is not yet valid") from None
+    except StatusError:
+        raise AcsFailure("saml_error", "SAML response status is not Success") from None
+    except Exception as exc:  # noqa: BLE001 - pysaml2 raises bare Exceptions for some checks
+        raise _mapped(exc) from None
+    if authn is None:
+        raise mismatch or AcsFailure("saml_error", INVALID)
+    if mismatch is not None:
+        raise mismatch
+    if authn.assertion is None or not authn.assertion.id:
+        raise AcsFailure("saml_error", INVALID)
+    return authn
+
+
+def _mapped(exc):
+    text = str(exc)
+    if "AudienceRestrictions" in text:
+        return AcsFailure("invalid_saml_response", AUDIENCE_MISMATCH)
+    if "No valid recipient" in text:
+        return AcsFailure("invalid_saml_response", RECIPIENT_MISMATCH)
+    logger.info("pysaml2 refused a SAML response: %s: %s", type(exc).__name__, text[:300])
+    return AcsFailure("saml_error", INVALID)
+
+
+# --- what pysaml2 leaves to us --------------------------------------------------------------------
+def _check_algorithms(root, decrypted_root):
+    found = [[], [], [], []]
+    for document in {id(root): root, id(decrypted_root): decrypted_root}.values():
+        for bucket, uris in zip(found, xml.algorithms(document), strict=True):
+            bucket.extend(uris)
+    try:
+        algorithms.check_all(found)
+    except algorithms.AlgorithmRefused as refused:
+        raise AcsFailure(refused.error, refused.message) from None
+
+
+def _check_assertion_signature(document, assertion):
+    """wantAssertionsSigned: the single Assertion, a child of the Response (or of its
+    EncryptedAssertion), carries one enveloped signature bound to its own ID (rule 3)."""
+    candidates = list(document.findall(xml.q(xml.SAML, "Assertion")))
+    for wrapper in document.findall(xml.q(xml.SAML, "EncryptedAssertion")):
+        candidates += wrapper.findall(xml.q(xml.SAML, "Assertion"))
+    if len(candidates) != 1 or candidates[0].get("ID") != assertion.id \
+            or xml.enveloped_signature_of(candidates[0]) is None or assertion.signature is None:
+        raise AcsFailure("invalid_saml_response", SIGNATURE_REQUIRED)
+
+
+def _check_timestamps(assertion):
+    conditions = assertion.conditions
+    if conditions is not None and (conditions.not_before or conditions.not_on_or_after):
+        return
+    if app_settings.saml.require_timestamps:
+        raise AcsFailure("saml_error", "SAML assertion is missing timestamps")
+    logger.info("SAML assertion %s has no NotBefore/NotOnOrAfter conditions", assertion.id)
+
+
+def _check_audiences(assertion, settings):
+    conditions = assertion.conditions
+    for restriction in (conditions.audience_restriction if conditions is not None else []) or []:
+        values = {(audience.text or "").strip() for audience in restriction.audience or []}
+        if not values & set(settings.audiences):
+            raise AcsFailure("invalid_saml_response", AUDIENCE_MISMATCH)
+
+
+def _in_response_to(authn, assertion):
+    values = {authn.response.in_response_to} if authn.response.in_response_to else set()
+    for confirmation in (assertion.subject.subject_confirmation if assertion.subject else []) or []:
+        data = confirmation.subject_confirmation_data
+        if data is not None and data.in_response_to:
+            values.add(data.in_response_to)
+    if len(values) > 1:
+        raise AcsFailure("invalid_saml_response", "Unknown or expired request ID")
+    return next(iter(values), None)
+
+
+def _check_in_response_to(provider, authn, assertion):
+    if not app_settings.saml.enable_in_response_to_validation:
+        return
+    request_id = _in_response_to(authn, assertion)
+    if request_id is None:
+        if not app_settings.saml.allow_idp_initiated:
+            raise AcsFailure("unsolicited_response", "IdP-initiated SSO not allowed")
+        return
+    try:
+        store.consume_request(provider.provider_id, request_id)
+    except store.RequestRefused as refused:
+        raise AcsFailure("invalid_saml_response", refused.description) from None
+
+
+def _check_relay_state(provider, pending, relay_error):
+    if relay_error:
+        raise AcsFailure("invalid_state", relay_error)
+    if pending is None:
+        return IdpInitiated(provider_ref=provider.provider_ref())
+    ref = pending.provider_ref
+    if not isinstance(ref, dict) or not ref.get("providerId") or not ref.get("fingerprint"):
+        raise AcsFailure("invalid_state", "sso_provider_reference_missing_or_invalid")
+    if ref["providerId"] != provider.provider_id:
+        raise AcsFailure("invalid_state", "sso_provider_reference_mismatch")
+    if ref.get("rowId") != provider.pk or ref["fingerprint"] != provider.fingerprint():
+        raise AcsFailure("invalid_state", "sso_provider_changed_during_authentication")
+    return pending
+
+
+def _not_on_or_after(assertion):
+    value = assertion.conditions.not_on_or_after if assertion.conditions is not None else None
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt_timezone.utc)
+
+
+def _reserve(provider, assertion):
+    if len(assertion.id) > 200:
+        raise AcsFailure("saml_error", INVALID)
+    if not store.reserve_assertion(provider.provider_id, assertion.id, _not_on_or_after(assertion)):
+        raise AcsFailure("replay_detected", "SAML assertion has already been used")
+
+
+def _name_id(authn):
+    name_id = authn.name_id
+    return (name_id.text or "").strip() if name_id is not None else ""
+
+
+def _forget_session_cookies(ctx):
+    """A failed ACS sets no session cookie (one set before a later step failed is dropped)."""
+    for key in (cookies.SESSION_TOKEN, cookies.DONT_REMEMBER):
+        ctx.response_cookies.pop(cookies.cookie_name(key), None)
