@@ -11,6 +11,7 @@ from authservice.models import Account, Verification
 from sso import app_settings, discovery, domains, organizations, saml_config, signals
 from sso.errors import NO_FIELDS_MESSAGE, OIDC_CONFIG_TYPE_MISMATCH_MESSAGE, codes
 from sso.models import SsoProvider
+from sso.saml import validation as saml_validation
 
 # Ids of other sign-in methods; an SSO provider must not shadow their accounts (sso.md §2).
 BUILT_IN_IDS = ("credential", "email-otp", "magic-link", "phone-number", "anonymous", "siwe")
@@ -119,6 +120,7 @@ def build_saml_config(issuer, given):
     config = dict(given)
     config["issuer"] = issuer
     saml_config.validate(config)
+    saml_validation.validate(config)
     return config
 
 
@@ -212,6 +214,7 @@ def update(found, body):
         provider.oidc_config = oidc
     if saml is not None:
         saml_config.validate(saml)
+        saml_validation.validate(saml)
         provider.saml_config = saml
     provider.issuer = issuer
     domain = body.get("domain")

@@ -9,4 +9,5 @@ MODULES = [
     "sso.endpoints.organizations",
     "sso.endpoints.sign_in",
     "sso.endpoints.callback",
+    "sso.endpoints.saml",
 ]

@@ -37,6 +37,7 @@ AUDIENCE_MISMATCH = "SAML assertion audience does not match this Service Provide
 RECIPIENT_MISMATCH = "SAML assertion recipient does not match this Service Provider"
 DESTINATION_MISMATCH = "SAML response destination does not match this Service Provider"
 SIGNATURE_REQUIRED = "SAML assertion signature is required"
+BEARER = "urn:oasis:names:tc:SAML:2.0:cm:bearer"
 
 
 class AcsFailure(Exception):
@@ -94,9 +95,12 @@ def _consume(ctx, provider, saml_response, pending, relay_error):
     root = _parse(saml_response)
     settings = config.Settings.of(provider)
     issuer = _check_issuer(root, settings)
-    with config.client(ctx, provider, issuer=issuer, for_acs=True) as (client, settings):
-        authn = _verify(client, saml_response, root, settings, ctx)
-        decrypted_root = _decrypted_root(authn, root)
+    try:
+        with config.client(ctx, provider, issuer=issuer, for_acs=True) as (client, settings):
+            authn = _verify(client, saml_response, root, settings, ctx)
+            decrypted_root = _decrypted_root(authn, root)
+    except config.ConfigError:
+        raise AcsFailure("saml_error", INVALID) from None
     if decrypted_root is not root:
         _check_issuer(decrypted_root, settings)
     assertion = authn.assertion
@@ -105,6 +109,7 @@ def _consume(ctx, provider, saml_response, pending, relay_error):
         _check_assertion_signature(decrypted_root, assertion)
     _check_timestamps(assertion)
     _check_audiences(assertion, settings)
+    _check_recipients(assertion, settings.acs_urls(ctx))
     _check_in_response_to(provider, authn, assertion)
     flow = _check_relay_state(provider, pending, relay_error)
     _reserve(provider, assertion)
@@ -174,7 +179,10 @@ def _verify(client, saml_response, root, settings, ctx):
     try:
         authn = client.parse_authn_request_response("".join(saml_response.split()), BINDING_HTTP_POST)
     except SignatureError as exc:
-        if "Signature missing for assertion" in str(exc) and settings.want_assertions_signed:
+        # A signed Response whose Assertion lacks the signature wantAssertionsSigned asks for; with
+        # no signature at all, the base rule (Response OR Assertion signed) fails first.
+        if "Signature missing for assertion" in str(exc) and settings.want_assertions_signed \
+                and root.find(xml.q(xml.DS, "Signature")) is not None:
             raise AcsFailure("invalid_saml_response", SIGNATURE_REQUIRED) from None
         raise AcsFailure("saml_error", INVALID) from None
     except ResponseLifetimeExceed:
@@ -242,6 +250,18 @@ def _check_audiences(assertion, settings):
         values = {(audience.text or "").strip() for audience in restriction.audience or []}
         if not values & set(settings.audiences):
             raise AcsFailure("invalid_saml_response", AUDIENCE_MISMATCH)
+
+
+def _check_recipients(assertion, acs_urls):
+    """Every bearer SubjectConfirmationData names one of our ACS URLs (pysaml2 skips this check
+    unless it is given conversation info)."""
+    confirmations = (assertion.subject.subject_confirmation if assertion.subject else []) or []
+    for confirmation in confirmations:
+        if confirmation.method != BEARER:
+            continue
+        data = confirmation.subject_confirmation_data
+        if data is None or (data.recipient or "").strip() not in acs_urls:
+            raise AcsFailure("invalid_saml_response", RECIPIENT_MISMATCH)
 
 
 def _in_response_to(authn, assertion):

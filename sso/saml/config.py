@@ -209,9 +209,17 @@ def _custom_acs_urls(sp_metadata):
             if service.get("Location")]
 
 
+class ConfigError(Exception):
+    """The stored samlConfig cannot be used (a private key that does not load)."""
+
+
 def _write_key(directory, name, pem, password=None):
     """An unencrypted PKCS#8 copy of ``pem`` in ``directory`` (pysaml2/xmlsec1 read files)."""
-    key = serialization.load_pem_private_key(pem.encode(), password=password.encode() if password else None)
+    try:
+        key = serialization.load_pem_private_key(str(pem).encode(),
+                                                 password=str(password).encode() if password else None)
+    except (ValueError, TypeError):
+        raise ConfigError(f"{name}: not a usable PEM private key") from None
     path = os.path.join(directory, name)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "wb") as handle:

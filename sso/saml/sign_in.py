@@ -27,6 +27,17 @@ def start(ctx, provider, body):
     )
     destination = settings.sso_url()
     request_id = "_" + str(uuid.uuid4())
+    try:
+        url = _redirect_url(ctx, provider, destination, request_id, pending.key)
+    except config.ConfigError:
+        raise APIError(400, codes.SAML_CONFIG_INVALID) from None
+    if app_settings.saml.enable_in_response_to_validation:
+        store.remember_request(provider, request_id)
+    return url, RELAY_STATE_COOKIE, pending.key
+
+
+def _redirect_url(ctx, provider, destination, request_id, relay_state):
+    """The IdP URL carrying the deflated (and, when configured, signed) AuthnRequest."""
     with config.client(ctx, provider) as (client, settings):
         _, request = client.create_authn_request(
             destination, binding=BINDING_HTTP_POST, message_id=request_id,
@@ -34,10 +45,7 @@ def start(ctx, provider, body):
             assertion_consumer_service_url=settings.acs_url(ctx),
         )
         info = client.apply_binding(
-            BINDING_HTTP_REDIRECT, str(request), destination, relay_state=pending.key,
+            BINDING_HTTP_REDIRECT, str(request), destination, relay_state=relay_state,
             sign=settings.authn_requests_signed, sigalg=settings.signature_algorithm,
         )
-    if app_settings.saml.enable_in_response_to_validation:
-        store.remember_request(provider, request_id)
-    url = dict(info["headers"])["Location"]
-    return url, RELAY_STATE_COOKIE, pending.key
+    return dict(info["headers"])["Location"]

@@ -10,7 +10,7 @@ session and no session cookie.
 import base64
 import datetime
 import time
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -101,7 +101,8 @@ class Flow:
         data = {"SAMLResponse": raw if raw is not None else idp_signer.encode(xml)}
         if relay_state is not None:
             data["RelayState"] = relay_state
-        return self.api.post(acs_path(provider_id), data)
+        return self.api.post(acs_path(provider_id), urlencode(data),
+                             content_type="application/x-www-form-urlencoded")
 
     def sp_initiated(self, provider_id="acme", key="idp", assertion=True, response=True, **changes):
         request_id, relay_state = self.begin(provider_id)
@@ -153,6 +154,12 @@ def test_a_response_whose_assertion_alone_is_signed_signs_in(flow):
 
 # --- signatures -----------------------------------------------------------------------------------
 def test_an_unsigned_response_is_refused(flow, api):
+    refused(api, flow.sp_initiated(assertion=False, response=False), "saml_error")
+
+
+def test_an_unsigned_response_is_refused_even_when_assertions_need_no_signature(flow, api):
+    SsoProvider.objects.filter(provider_id="acme").update(
+        saml_config={**SsoProvider.objects.get(provider_id="acme").saml_config, "wantAssertionsSigned": False})
     refused(api, flow.sp_initiated(assertion=False, response=False), "saml_error")
 
 

@@ -8,7 +8,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from io import StringIO
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -393,7 +393,8 @@ def post_signed_response(api, provider_id, keypair, tmp_path):
     xml = idp_signer.sign(xml, keypair, claims.assertion_id, tmp_path)
     xml = idp_signer.sign(xml, keypair, claims.response_id, tmp_path)
     return api.post(f"{BASE}/sso/saml2/callback/{provider_id}",
-                    {"SAMLResponse": idp_signer.encode(xml), "RelayState": relay_state})
+                    urlencode({"SAMLResponse": idp_signer.encode(xml), "RelayState": relay_state}),
+                    content_type="application/x-www-form-urlencoded")
 
 
 def test_a_rotated_certificate_is_picked_up_by_the_refresh(trusted, keys, owner, api, tmp_path):

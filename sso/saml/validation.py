@@ -1,0 +1,78 @@
+"""The SAML half of ``samlConfig`` validation at register and update (sso.md §2 "SAML config").
+
+``validate(config)`` runs after the basic checks of ``sso.saml_config.validate`` (entry point, certificate
+source, PEM parsing): metadata XML, SP keys and the algorithm policy. Every problem is a 400 with a
+code, never a 500.
+"""
+
+from authservice.errors import APIError
+from sso.errors import codes
+from sso.saml import algorithms, xml
+from sso.saml_config import load_certificate
+
+INVALID_IDP_METADATA = "Invalid IdP metadata: expected an EntityDescriptor with an IDPSSODescriptor"
+
+
+def _dict(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _check_idp_metadata(config):
+    metadata = _dict(config.get("idpMetadata")).get("metadata")
+    if not metadata:
+        return
+    try:
+        root = xml.parse(metadata)
+    except xml.XmlRefused:
+        raise APIError(400, codes.SAML_CONFIG_INVALID, INVALID_IDP_METADATA) from None
+    descriptors = list(root.iter(xml.q(xml.MD, "IDPSSODescriptor")))
+    if not descriptors:
+        raise APIError(400, codes.SAML_CONFIG_INVALID, INVALID_IDP_METADATA)
+    for certificate in root.iter(xml.q(xml.DS, "X509Certificate")):
+        if load_certificate(xml.text_of(certificate)) is None:
+            raise APIError(400, codes.SAML_INVALID_CERTIFICATE,
+                           "idpMetadata.metadata holds a certificate that is not valid")
+
+
+def _check_sp_metadata(config):
+    metadata = _dict(config.get("spMetadata")).get("metadata")
+    if not metadata:
+        return
+    try:
+        root = xml.parse(metadata)
+    except xml.XmlRefused:
+        raise APIError(400, codes.SAML_INVALID_SP_METADATA) from None
+    descriptor = next(root.iter(xml.q(xml.MD, "SPSSODescriptor")), None)
+    if descriptor is None:
+        raise APIError(400, codes.SAML_INVALID_SP_METADATA)
+    declared = descriptor.get("WantAssertionsSigned")
+    if declared is not None and "wantAssertionsSigned" in config \
+            and (declared.strip().lower() == "true") != bool(config["wantAssertionsSigned"]):
+        raise APIError(400, codes.SAML_SP_METADATA_ASSERTION_SIGNATURE_MISMATCH)
+
+
+def _check_sp_certificates(config):
+    # Private keys are checked when first used (a bad one answers SAML_CONFIG_INVALID there).
+    sp = _dict(config.get("spMetadata"))
+    for label in ("signingCert", "cert", "encryptCert", "encCert"):
+        if sp.get(label) and load_certificate(sp[label]) is None:
+            raise APIError(400, codes.SAML_INVALID_CERTIFICATE, f"spMetadata.{label} is not a valid PEM certificate")
+
+
+def _check_algorithms(config):
+    for kind, key in ((algorithms.SIGNATURE, "signatureAlgorithm"), (algorithms.DIGEST, "digestAlgorithm")):
+        value = config.get(key)
+        if value is None:
+            continue
+        try:
+            algorithms.check(kind, value, where="config")
+        except algorithms.AlgorithmRefused as refused:
+            raise APIError(400, getattr(codes, refused.code), refused.message) from None
+
+
+def validate(config):
+    """Raise a coded 400 APIError when ``config`` (a samlConfig dict) cannot work."""
+    _check_idp_metadata(config)
+    _check_sp_metadata(config)
+    _check_sp_certificates(config)
+    _check_algorithms(config)

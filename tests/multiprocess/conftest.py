@@ -1,0 +1,298 @@
+"""Two gunicorn processes sharing one database, spoken to over real HTTP (issue 8 §3).
+
+``pair`` is parametrized: ``redis`` (``REDIS_URL`` set, so rate limits count in Redis) and ``database``
+(no Redis, so they count in the database). Both servers run the example project with one sync worker each,
+the same ``SECRET_KEY`` and database; A's origin is ``AUTH_BASE_URL`` and B's is in ``AUTH_TRUSTED_ORIGINS``.
+Mail goes to files (``EMAIL_URL=filemail://``) that ``pair.mail_to(address)`` reads back.
+
+The database: on PostgreSQL (``DATABASE_URL`` set to postgres in the test run's environment) a separate
+database ``authservice_multiproc``, recreated and migrated for each variant; otherwise a SQLite file in a
+temporary directory.
+
+The rate limiter is on, as in production. Each ``pair.client()`` connects from its own loopback address
+(127.0.0.0/8 is all loopback on Linux), so every client has its own counters, exactly as two people would,
+and no test's requests eat into another's limit. A new shared-state behaviour (an SSO state, a SAML
+assertion) is one more test: make a client, act on ``pair.a``, check on ``pair.b``.
+"""
+
+import itertools
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from email import message_from_bytes, policy
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import requests
+from requests.adapters import HTTPAdapter
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE_PATH = "/api/auth"
+DATABASE = "authservice_multiproc"
+REDIS_URL = "redis://127.0.0.1:6379/13"
+PASSWORD = "correct horse battery"
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def postgres_url():
+    """The test run's PostgreSQL URL, or ``None`` on SQLite."""
+    url = os.environ.get("DATABASE_URL", "")
+    return url if url.startswith(("postgres://", "postgresql://", "pgsql://")) else None
+
+
+def _libpq(url, database):
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(scheme="postgresql", path=f"/{database}"))
+
+
+def admin_connection(database="postgres"):
+    import psycopg
+
+    return psycopg.connect(_libpq(postgres_url(), database), autocommit=True)
+
+
+def fresh_database(workdir):
+    """A new, empty database URL for the servers (migrated by the caller)."""
+    url = postgres_url()
+    if url is None:
+        return f"sqlite:///{workdir / 'shared.sqlite3'}"
+    with admin_connection() as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{DATABASE}"')
+    return urlunsplit(urlsplit(url)._replace(path=f"/{DATABASE}"))
+
+
+def redis_available():
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=1) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _redis(*commands):
+    """Send ``commands`` to Redis db 13; the raw replies."""
+    with socket.create_connection(("127.0.0.1", 6379), timeout=2) as sock:
+        sock.sendall(b"SELECT 13\r\n" + b"".join(c.encode() + b"\r\n" for c in commands))
+        received = b""
+        while not received.endswith(b"\r\n") or received.count(b"\r\n") <= len(commands):
+            received += sock.recv(65536)
+        return received
+
+
+def flush_redis_db():
+    received = _redis("FLUSHDB")
+    assert received == b"+OK\r\n+OK\r\n", received
+
+
+# --- one server -----------------------------------------------------------------------------------
+class Server:
+    def __init__(self, name, port, env, workdir):
+        self.name = name
+        self.origin = f"http://127.0.0.1:{port}"
+        self.base = self.origin + BASE_PATH
+        self.port = port
+        self.env = env
+        self.log_path = workdir / f"gunicorn-{name}.log"
+        self.process = None
+
+    def start(self):
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "gunicorn", "project.wsgi:application", "--workers", "1",
+                 "--bind", f"127.0.0.1:{self.port}", "--timeout", "30", "--graceful-timeout", "3"],
+                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            )
+
+    def wait_ready(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"gunicorn {self.name} exited:\n{self.log()[-4000:]}")
+            try:
+                # The master accepts at once; the answer waits for the worker to boot.
+                if requests.get(self.base + "/ok", timeout=10).status_code == 200:
+                    return
+            except requests.RequestException:
+                time.sleep(0.1)
+        raise RuntimeError(f"gunicorn {self.name} did not answer within {timeout}s:\n{self.log()[-4000:]}")
+
+    def stop(self):
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=5)
+
+    def log(self):
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def __repr__(self):
+        return f"<Server {self.name} {self.origin}>"
+
+
+# --- a client with its own address ----------------------------------------------------------------
+_addresses = (f"127.{b}.{c}.{d}" for b in range(10, 250) for c in range(256) for d in range(1, 255))
+
+
+class _SourceAddressAdapter(HTTPAdapter):
+    def __init__(self, source_address):
+        self.source_address = source_address
+        super().__init__()
+
+    def init_poolmanager(self, *args, **kwargs):
+        kwargs["source_address"] = (self.source_address, 0)
+        super().init_poolmanager(*args, **kwargs)
+
+
+class Client(requests.Session):
+    """A browser-like JSON client: one cookie jar for both servers (cookies ignore ports), its own IP."""
+
+    def __init__(self, address):
+        super().__init__()
+        self.address = address
+        self.trust_env = False  # no proxy from the environment between us and the servers
+        self.mount("http://", _SourceAddressAdapter(address))
+
+    def call(self, server, method, path, body=None, **kwargs):
+        headers = {"Origin": server.origin, **kwargs.pop("headers", {})}
+        kwargs.setdefault("timeout", 30)
+        return self.request(method, server.base + path, json=body, headers=headers, **kwargs)
+
+    def api_post(self, server, path, body=None, **kwargs):
+        return self.call(server, "POST", path, body, **kwargs)
+
+    def api_get(self, server, path, **kwargs):
+        return self.call(server, "GET", path, **kwargs)
+
+    def sign_up(self, server, email, password=PASSWORD, name="Ada"):
+        response = self.api_post(server, "/sign-up/email", {"name": name, "email": email, "password": password})
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def sign_in(self, server, email, password=PASSWORD):
+        response = self.api_post(server, "/sign-in/email", {"email": email, "password": password})
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def session_of(self, server):
+        """``get-session``'s body on ``server``: the session, or ``None`` when there is none."""
+        response = self.api_get(server, "/get-session")
+        assert response.status_code == 200, response.text
+        return response.json()
+
+
+# --- the pair -------------------------------------------------------------------------------------
+@dataclass
+class Pair:
+    variant: str
+    database_url: str
+    mail_dir: Path
+    a: Server
+    b: Server
+    _emails: itertools.count = field(default_factory=itertools.count)
+
+    @property
+    def servers(self):
+        return (self.a, self.b)
+
+    def client(self):
+        return Client(next(_addresses))
+
+    def email(self, label="user"):
+        return f"{label}-{self.variant}-{next(self._emails)}-{time.time_ns()}@example.com"
+
+    def mail_to(self, address):
+        """The messages sent to ``address`` so far, oldest first, by either server."""
+        found = []
+        for path in sorted(self.mail_dir.glob("*.log"), key=lambda p: p.stat().st_mtime_ns):
+            # The file backend appends each message followed by a line of 79 dashes.
+            for chunk in path.read_bytes().split(b"\n" + b"-" * 79 + b"\n"):
+                if chunk.strip():
+                    message = message_from_bytes(chunk.lstrip(), policy=policy.default)
+                    if message["To"] == address:
+                        found.append(message)
+        return found
+
+    def stored_counters(self):
+        """How many rate-limit counters the variant's store holds: Redis keys, or database rows."""
+        if self.variant == "redis":
+            return int(_redis("EVAL \"return #redis.call('KEYS', '*authservice:rl:*')\" 0").split(b":")[-1])
+        query = "SELECT count(*) FROM authservice_ratelimitcounter"
+        if postgres_url() is None:
+            with sqlite3.connect(self.database_url.removeprefix("sqlite:///")) as connection:
+                return connection.execute(query).fetchone()[0]
+        with admin_connection(DATABASE) as connection:
+            return connection.execute(query).fetchone()[0]
+
+    def server_errors(self):
+        return [s.name for s in self.servers if "Internal Server Error" in s.log() or "Traceback" in s.log()]
+
+
+def _server_env(variant, database_url, mail_dir, origin_a, origin_b):
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "project.settings",
+        "DATABASE_URL": database_url,
+        "AUTH_BASE_URL": origin_a,
+        "AUTH_TRUSTED_ORIGINS": origin_b,
+        "AUTH_RATE_LIMIT": "true",
+        "EMAIL_URL": f"filemail:///{mail_dir}",  # mail_dir is absolute: four slashes in all
+        "DEBUG": "false",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("REDIS_URL", None)
+    if variant == "redis":
+        env["REDIS_URL"] = REDIS_URL
+    return env
+
+
+@pytest.fixture(scope="session", params=["redis", "database"])
+def pair(request, tmp_path_factory):
+    variant = request.param
+    if variant == "redis":
+        if not redis_available():
+            if os.environ.get("CI"):
+                pytest.fail("Redis is not answering on 127.0.0.1:6379 (tests/install_peers.sh starts it)")
+            pytest.skip("Redis is not answering on 127.0.0.1:6379")
+        flush_redis_db()
+    workdir = tmp_path_factory.mktemp(f"multiproc-{variant}")
+    mail_dir = workdir / "mail"
+    mail_dir.mkdir()
+    database_url = fresh_database(workdir)
+    port_a, port_b = free_port(), free_port()
+    origin_a, origin_b = f"http://127.0.0.1:{port_a}", f"http://127.0.0.1:{port_b}"
+    env = _server_env(variant, database_url, mail_dir, origin_a, origin_b)
+    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+                   cwd=ROOT, env=env, check=True, timeout=120)
+    servers = Pair(variant, database_url, mail_dir,
+                   Server("A", port_a, env, workdir), Server("B", port_b, env, workdir))
+    try:
+        for server in servers.servers:
+            server.start()
+        for server in servers.servers:
+            server.wait_ready()
+        yield servers
+    finally:
+        for server in servers.servers:
+            server.stop()
+        if postgres_url() is not None:
+            with admin_connection() as connection:
+                connection.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
