@@ -1,8 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from project import views
+
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("", views.demo, name="demo"),
     path("", include("authservice.urls")),
 ]
 

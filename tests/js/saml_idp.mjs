@@ -124,7 +124,9 @@ async function loginResponse(name, requestInfo, user, relayState) {
     };
     return { id: values.ID, context: responseXml(values, user) };
   };
-  const result = await idp.createLoginResponse(sp, requestInfo || {}, "post", user, replace);
+  // Encrypt, then sign the message: signing first would leave a Response signature over the plaintext.
+  const encryptThenSign = Boolean(options.encrypt);
+  const result = await idp.createLoginResponse(sp, requestInfo || {}, "post", user, replace, encryptThenSign);
   return { action: acs, SAMLResponse: result.context, RelayState: relayState, inResponseTo };
 }
 

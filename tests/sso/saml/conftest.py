@@ -192,12 +192,13 @@ def saml_owner(make_user):
 @pytest.fixture
 def saml_provider(db, saml_idp, saml_keys, saml_owner):
     """``saml_provider(name, want_assertions_signed=True, encrypt=False, sign_requests=False,
-    message_signed=False, sig_alg=None, domain="acme.com", verified=True, **saml_config)``."""
+    message_signed=False, sig_alg=None, domain="acme.com", verified=True, idp_key=None,
+    organization_id=None, **saml_config)``; ``saml_config`` keys go into samlConfig as given."""
     from sso.models import SsoProvider
 
     def create(name="acme-saml", *, want_assertions_signed=True, encrypt=False, sign_requests=False,
                message_signed=False, sig_alg=None, domain="acme.com", verified=True, idp_key=None,
-               **saml_config):
+               organization_id=None, **saml_config):
         sp = {}
         if sign_requests:
             sp.update(privateKey=saml_keys["sp_signing"].key, signingCert=saml_keys["sp_signing"].cert)
@@ -213,7 +214,10 @@ def saml_provider(db, saml_idp, saml_keys, saml_owner):
             **({"spMetadata": sp} if sp else {}),
             **saml_config,
         }
+        config = {key: value for key, value in config.items() if value is not None}  # None drops a default
         body = {"providerId": name, "issuer": f"{ORIGIN}/saml/{name}", "domain": domain, "samlConfig": config}
+        if organization_id:
+            body["organizationId"] = organization_id
         response = saml_owner.api_post("/sso/register", body)
         assert response.status_code == 200, response.content
         record = SsoProvider.objects.get(provider_id=name)
