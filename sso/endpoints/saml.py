@@ -18,7 +18,7 @@ class MetadataQuery(inputs.Input):
 
 
 @endpoint("GET", "/sso/saml2/sp/metadata", name="sp_metadata", query=MetadataQuery,
-          summary="SAML SP metadata of a provider", response="XML", tags=("SSO",))
+          summary="SAML SP metadata of a provider", response="Xml", tags=("SSO",))
 def sp_metadata(ctx):
     return xml_response(metadata.for_provider(ctx, ctx.query["providerId"]))
 
