@@ -4,6 +4,7 @@
 #   - Debian's chromium (the browser test; Playwright's own browser download cannot work here)
 #   - xmlsec1 (SAML signatures)
 #   - a Redis server answering on 127.0.0.1:6379 (the multi-process tests' Redis variant)
+#   - Debian's SimpleSAMLphp with the PHP extensions it needs under `php -S` (SAML interop)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,13 @@ fi
 
 if [ -x /usr/bin/chromium ]; then echo "install_peers: chromium is installed"; else apt_install chromium; fi
 if command -v xmlsec1 >/dev/null; then echo "install_peers: xmlsec1 is installed"; else apt_install xmlsec1; fi
+if command -v php >/dev/null && [ -f /usr/share/simplesamlphp/www/saml2/idp/SSOService.php ] \
+   && php -m | grep -qx dom && php -m | grep -qx mbstring; then
+    echo "install_peers: simplesamlphp is installed"
+else
+    # php-xml gives DOMDocument, without which SimpleSAMLphp fails at its first request.
+    apt_install --no-install-recommends simplesamlphp php-cli php-xml php-mbstring php-curl
+fi
 if command -v redis-server >/dev/null; then echo "install_peers: redis-server is installed"; else apt_install redis-server; fi
 
 if [ "$(redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null)" = "PONG" ]; then

@@ -5,9 +5,11 @@ better-auth validates with zod and clients may show its messages, so a failure r
 False, ``1`` becomes ``"1"``); these fields never do, because better-auth does not either.
 """
 
+import functools
 import re
 
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 # zod 4's default e-mail pattern (core.md §1.3).
 EMAIL_RE = re.compile(
@@ -188,12 +190,21 @@ def _flatten(errors, prefix):
         yield f"[{prefix}] {errors}"
 
 
+@functools.lru_cache(maxsize=None)
+def _empty_is_valid(input_class):
+    """True when ``{}`` validates to ``{}``: decided once per class, not per request."""
+    return all(not field.required and field.default is empty for field in input_class().fields.values())
+
+
 def validate(input_class, data, where):
     """Validated data as a dict, or ``(None, message)`` in zod's format."""
     if not isinstance(data, dict):
         received = "undefined" if data is None else js_type(data)
         expected = getattr(input_class, "expected_top", "object")
         return None, f"[{where}] Invalid input: expected {expected}, received {received}"
+    if not data and _empty_is_valid(input_class):
+        # Most requests send no query and many no body: skip building a serializer for them.
+        return {}, None
     serializer = input_class(data=data)
     if serializer.is_valid():
         return dict(serializer.validated_data), None

@@ -78,7 +78,7 @@ def get_session(ctx, bypass_cache=False, disable_refresh=False):
     token = cookie_token(ctx)
     if token is None:
         return None
-    session = Session.objects.select_related("user").filter(token=token).first()
+    session = Session.objects.with_user(token)
     now = timezone.now()
     # A deactivated user is signed out everywhere, as Django's own session auth does.
     if session is None or session.expires_at < now or not getattr(session.user, "is_active", True):
@@ -112,7 +112,7 @@ def end_session(ctx):
     """Sign-out: delete the cookie's session (if any) and clear the cookies."""
     token = cookie_token(ctx)
     if token is not None:
-        session = Session.objects.select_related("user").filter(token=token).first()
+        session = Session.objects.with_user(token)
         if session is not None:
             session.delete()
             signals.user_signed_out.send(sender=Session, user=session.user, session=session)

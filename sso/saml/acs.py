@@ -15,7 +15,7 @@ import base64
 import binascii
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timezone as dt_timezone
+from datetime import UTC, datetime
 
 from saml2 import BINDING_HTTP_POST
 from saml2.response import StatusError
@@ -96,7 +96,7 @@ def _consume(ctx, provider, saml_response, pending, relay_error):
     settings = config.Settings.of(provider)
     issuer = _check_issuer(root, settings)
     try:
-        with config.client(ctx, provider, issuer=issuer, for_acs=True) as (client, settings):
+        with config.client(ctx, provider, issuer=issuer, audience=_audience(root, settings)) as (client, settings):
             authn = _verify(client, saml_response, root, settings, ctx)
             decrypted_root = _decrypted_root(authn, root)
     except config.ConfigError:
@@ -155,6 +155,13 @@ def _check_issuer(root, settings):
     if expected and issuers - {expected}:
         raise AcsFailure("saml_error", "SAML response issuer does not match this provider")
     return next(iter(issuers), None) if len(issuers) == 1 else None
+
+
+def _audience(root, settings):
+    """Which accepted audience pysaml2 should expect: the one the (still unverified) document names,
+    so either the SP entity ID or ``audience`` passes; the verified values are checked afterwards."""
+    named = {xml.text_of(element) for element in root.iter(xml.q(xml.SAML, "Audience"))}
+    return next((value for value in settings.audiences if value in named), settings.audiences[-1])
 
 
 def _decrypted_root(authn, root):
@@ -309,10 +316,10 @@ def _not_on_or_after(assertion):
     if not value:
         return None
     try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(value.strip())  # 3.11+ reads the trailing Z
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt_timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _reserve(provider, assertion):

@@ -235,11 +235,10 @@ def _write_cert(directory, name, pem):
     return path
 
 
-def sp_config(ctx, settings, directory, *, issuer=None, for_acs=False):
-    """A loaded SPConfig. ``for_acs`` uses the configured ``audience`` as the expected audience."""
-    entity_id = settings.sp_entity_id
-    if for_acs and settings.config.get("audience"):
-        entity_id = settings.config["audience"]
+def sp_config(ctx, settings, directory, *, issuer=None, audience=None):
+    """A loaded SPConfig. ``audience`` replaces the SP entity ID as the audience pysaml2 expects (the
+    ACS accepts either the entity ID or the configured ``audience``, and re-checks every restriction)."""
+    entity_id = audience or settings.sp_entity_id
     sp = {
         # Destination and bearer Recipient may name any of our ACS URLs (seed path, alias, custom).
         "endpoints": {"assertion_consumer_service": [(url, BINDING_HTTP_POST) for url in settings.acs_urls(ctx)]},

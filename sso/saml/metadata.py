@@ -13,6 +13,7 @@ from authservice.errors import APIError
 from sso.errors import NO_PROVIDER_FOR_ID_MESSAGE, codes
 from sso.models import SsoProvider
 from sso.saml import config, xml
+from sso.saml_config import _pem_blocks
 
 
 def _bool(value):
@@ -20,7 +21,7 @@ def _bool(value):
 
 
 def _key_descriptor(use, pem):
-    bodies = [block for block in config._pem_blocks(pem)]  # noqa: SLF001 - shared PEM splitter
+    bodies = _pem_blocks(pem)
     if not bodies:
         return ""
     body = "".join(bodies[0].replace("-----BEGIN CERTIFICATE-----", "")

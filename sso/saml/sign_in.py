@@ -33,6 +33,7 @@ def start(ctx, provider, body):
         raise APIError(400, codes.SAML_CONFIG_INVALID) from None
     if app_settings.saml.enable_in_response_to_validation:
         store.remember_request(provider, request_id)
+    store.purge_expired()  # keeps the request and tombstone tables at their live size
     return url, RELAY_STATE_COOKIE, pending.key
 
 

@@ -6,7 +6,7 @@ and no ``displayName``, as SimpleSAMLphp's examples do), the hosted IdP with a k
 openssl for this run, and ``saml20-sp-remote.php``, which parses every ``sp-*.xml`` file of the
 metadata directory at each request. A test drops our SP metadata there with :meth:`add_sp`.
 
-Install the IdP with tests/sso/saml/install_simplesamlphp.sh (Debian packages simplesamlphp, php-cli).
+Install the IdP with tests/install_peers.sh (Debian packages simplesamlphp, php-cli).
 """
 
 import os
@@ -115,9 +115,9 @@ def _write_config(root, port, key, cert):
 
 def _missing():
     if shutil.which("php") is None:
-        return "php is not installed (tests/sso/saml/install_simplesamlphp.sh)"
+        return "php is not installed (tests/install_peers.sh)"
     if not (WWW / "saml2" / "idp" / "SSOService.php").is_file():
-        return "simplesamlphp is not installed (tests/sso/saml/install_simplesamlphp.sh)"
+        return "simplesamlphp is not installed (tests/install_peers.sh)"
     if shutil.which("openssl") is None:
         return "openssl is not installed"
     return None

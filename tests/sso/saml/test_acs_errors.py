@@ -210,3 +210,21 @@ def test_get_on_the_acs_without_a_session_goes_to_the_error_page(provider, brows
     response = browser.get(acs_path("acme-saml", alias=True), {"RelayState": "/welcome"})
     assert response.status_code == 302
     assert response["Location"] == f"{ORIGIN}/error?error=invalid_request"
+
+
+def test_expired_tombstones_and_requests_are_purged_at_the_next_sign_in(provider, browser):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from authservice.models import Verification
+    from sso.models import SamlUsedAssertion
+
+    form = provider.idp_response(browser, user_for())
+    post_acs(browser, "acme-saml", form.saml_response, form.relay_state)
+    past = timezone.now() - timedelta(seconds=1)
+    SamlUsedAssertion.objects.update(expires_at=past)
+    Verification.objects.create(identifier="saml-authn-request:_old", value="{}", expires_at=past)
+    provider.start(type(browser)())
+    assert not SamlUsedAssertion.objects.exists()
+    assert not Verification.objects.filter(identifier="saml-authn-request:_old").exists()
