@@ -65,8 +65,10 @@ DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / '
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # Several server processes share one file: wait for locks instead of failing at once.
+    # Several server processes share one file: wait for locks instead of failing at once, and take
+    # the write lock when a transaction begins, so two writers queue instead of deadlocking on upgrade.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("timeout", 20)
+    DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
 
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:

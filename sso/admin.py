@@ -5,12 +5,16 @@ password field (blank keeps the stored one), and secrets kept in the stored JSON
 A bad config is a form error, never a 500.
 """
 
+from urllib.parse import quote
+
 from django import forms
 from django.contrib import admin, messages
 
+from authservice import links
 from authservice.errors import APIError
 from sso import discovery, domains, saml_config
 from sso.models import SECRET_KEYS, Member, Organization, SsoProvider, strip_secrets
+from sso.saml import validation as saml_validation
 
 
 def _restore_secrets(stored, edited):
@@ -63,6 +67,8 @@ class SsoProviderForm(forms.ModelForm):
             try:
                 saml_config.check_metadata_size(value)
                 saml_config.validate(value)
+                # The IdP metadata XML and certificates are parsed here, as on registration.
+                saml_validation.validate(value)
             except APIError as error:
                 raise forms.ValidationError(error.message) from None
         return value
@@ -100,9 +106,16 @@ class SsoProviderAdmin(admin.ModelAdmin):
                     "created_at")
     list_filter = ("domain_verified",)
     search_fields = ("provider_id", "domain", "issuer", "organization_id")
-    readonly_fields = ("id", "created_at", "updated_at")
+    readonly_fields = ("id", "sp_metadata_url", "created_at", "updated_at")
     raw_id_fields = ("user",)
     actions = ("rerun_discovery", "check_domain_record")
+
+    @admin.display(description="SP metadata URL")
+    def sp_metadata_url(self, obj):
+        """What to give the IdP for a SAML provider: our entity id, ACS and keys."""
+        if not obj.pk or not obj.saml_config:
+            return "-"
+        return f"{links.base()}/sso/saml2/sp/metadata?providerId={quote(obj.provider_id)}&format=xml"
 
     @admin.display(description="type")
     def provider_type(self, obj):

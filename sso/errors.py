@@ -79,6 +79,11 @@ for _code, _message in {
     "NO_ACTIVE_ORGANIZATION": "No active organization",
     "YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION": "You are not a member of this organization",
     "ORGANIZATION_NOT_FOUND": "Organization not found",
+    # IdP metadata fetched by URL (issue 7).
+    "SAML_METADATA_URL_INVALID": "IdP metadata URL must be an https URL or lie in a trusted origin",
+    "SAML_METADATA_URL_PRIVATE_HOST": "IdP metadata URL points to a host that is not publicly routable",
+    "SAML_METADATA_FETCH_FAILED": "Failed to fetch IdP metadata",
+    "SAML_INVALID_IDP_METADATA": "Invalid IdP metadata",
 }.items():
     define(_code, _message)
 

@@ -11,6 +11,7 @@ from authservice.models import Account, Verification
 from sso import app_settings, discovery, domains, organizations, saml_config, signals
 from sso.errors import NO_FIELDS_MESSAGE, OIDC_CONFIG_TYPE_MISMATCH_MESSAGE, codes
 from sso.models import SsoProvider
+from sso.saml import metadata_fetch
 from sso.saml import validation as saml_validation
 
 # Ids of other sign-in methods; an SSO provider must not shadow their accounts (sso.md §2).
@@ -117,7 +118,8 @@ def build_oidc_config(provider_id, issuer, given, override_user_info=False):
 
 
 def build_saml_config(issuer, given):
-    config = dict(given)
+    # A config naming only idpMetadata.url gets the fetched document before the checks run.
+    config = metadata_fetch.hydrate(dict(given))
     config["issuer"] = issuer
     saml_config.validate(config)
     saml_validation.validate(config)
@@ -213,6 +215,7 @@ def update(found, body):
         check_secret_rules(provider.provider_id, oidc)
         provider.oidc_config = oidc
     if saml is not None:
+        saml = metadata_fetch.hydrate(saml, previous=provider.saml_config)
         saml_config.validate(saml)
         saml_validation.validate(saml)
         provider.saml_config = saml

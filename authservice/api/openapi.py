@@ -92,6 +92,7 @@ class Success(NamedTuple):
 
     json: object = None
     html: bool = False
+    xml: bool = False
     redirect: bool = False
     description: str = "Success"
     status: str = "200"
@@ -126,6 +127,7 @@ SUCCESS = {
     "Redirect": Success(redirect=True, description="Always a redirect"),
     # GET /error: a page with DEBUG on, else a 302 (core.md §4.2).
     "Html": Success(html=True, redirect=True, description="An HTML page, or a 302 where configured"),
+    "Xml": Success(xml=True, description="An XML document"),
     "Page": Success(html=True, description="An HTML page"),
     "OpenAPI": Success(obj(("openapi", "info", "paths"), openapi=STRING, info={"type": "object"},
                            paths={"type": "object"}), description="This document"),
@@ -292,6 +294,8 @@ def _responses(endpoint):
         content[JSON] = {"schema": found.json}
     if found.html:
         content["text/html"] = {"schema": {"type": "string"}}
+    if found.xml:
+        content["application/xml"] = {"schema": {"type": "string"}}
     if content:
         responses[found.status] = {"description": found.description, "content": content}
     elif not found.redirect:

@@ -27,20 +27,9 @@ from defusedxml.common import DefusedXmlException
 from django.db import transaction
 
 from authservice import origins
-from authservice.errors import APIError, define
+from authservice.errors import APIError
 from sso import app_settings
 from sso.errors import codes, metadata_too_large_message
-
-# These codes belong in sso/errors.py (the lead moves them there); defined here only when missing so
-# this module works before that edit and keeps working after it.
-for _code, _message in {
-    "SAML_METADATA_URL_INVALID": "IdP metadata URL must be an https URL or lie in a trusted origin",
-    "SAML_METADATA_URL_PRIVATE_HOST": "IdP metadata URL points to a host that is not publicly routable",
-    "SAML_METADATA_FETCH_FAILED": "Failed to fetch IdP metadata",
-    "SAML_INVALID_IDP_METADATA": "Invalid IdP metadata",
-}.items():
-    if not hasattr(codes, _code):
-        define(_code, _message)
 
 MAX_REDIRECTS = 5
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)

@@ -1,6 +1,7 @@
 """Django admin pages and the management commands of the sso app."""
 
 import io
+import json
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -131,3 +132,21 @@ def test_sso_verify_domain_command(provider, dns_server):
 def test_sso_verify_domain_command_unknown_provider(db):
     with pytest.raises(CommandError):
         call_command("sso_verify_domain", "nope", stdout=io.StringIO())
+
+
+
+def test_a_saml_provider_page_shows_its_sp_metadata_url(admin_client, make_user, pem_cert):
+    owner = make_user(email="saml-owner@acme.com")
+    saml = SsoProvider.objects.create(
+        provider_id="acme-saml", issuer="https://sp.acme.com", domain="acme.com", user=owner,
+        saml_config={"entryPoint": "https://idp.acme.com/sso", "cert": pem_cert, "issuer": "https://sp.acme.com"})
+    page = admin_client.get(f"/admin/sso/ssoprovider/{saml.pk}/change/").content.decode()
+    assert "/api/auth/sso/saml2/sp/metadata?providerId=acme-saml&amp;format=xml" in page
+
+
+def test_the_admin_refuses_saml_idp_metadata_that_is_not_xml(admin_client, provider, pem_cert):
+    config = json.dumps({"entryPoint": "https://idp.acme.com/sso", "idpMetadata": {"metadata": "<not xml"}})
+    response = admin_client.post(f"/admin/sso/ssoprovider/{provider.pk}/change/",
+                                 _form_data(provider, oidc_config="", saml_config=config))
+    assert response.status_code == 200  # the form again, with the error; nothing saved
+    assert SsoProvider.objects.get(pk=provider.pk).saml_config is None
