@@ -2,12 +2,18 @@
 
 ``check.py BASE_URL COOKIES_FILE EMAILS_FILE PASSWORD UNIQUE`` exits non-zero, saying why, when
 get-session does not return the seeded session, sign-in does not return a token, or sign-up fails.
+
+``check.py saml BASE_URL CHECK_FILE`` posts the SAMLResponse form in CHECK_FILE (saml_pool.py) to the
+ACS and exits non-zero unless the answer is a 302 to the callback URL whose last Set-Cookie header is
+a session cookie (saml_acs.lua sees only the last one) and that session is signed in.
 """
 
+import http.client
 import json
 import sys
 import urllib.error
 import urllib.request
+from urllib.parse import urlsplit
 
 
 def call(method, url, body=None, cookie=None):
@@ -23,7 +29,36 @@ def call(method, url, body=None, cookie=None):
         return error.code, error.read().decode(errors="replace")
 
 
+def check_saml(base, check_file):
+    body = open(check_file).readline().strip()
+    target = urlsplit(base)
+    connection = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+    connection.request("POST", "/api/auth/sso/saml2/callback/bench-saml", body,
+                       {"Content-Type": "application/x-www-form-urlencoded", "Origin": "https://idp.bench.test"})
+    response = connection.getresponse()
+    response.read()
+    location = response.getheader("Location") or ""
+    set_cookies = [value for name, value in response.getheaders() if name.lower() == "set-cookie"]
+    last = set_cookies[-1] if set_cookies else ""
+    problem = None
+    if response.status != 302 or "error=" in location:
+        problem = f"{response.status} Location: {location}"
+    elif "session_token=" not in last or last.split("=", 1)[1].startswith(";"):
+        problem = f"the last Set-Cookie is not the session cookie: {set_cookies}"
+    else:
+        cookie = last.split(";", 1)[0]
+        status, session = call("GET", base.rstrip("/") + "/api/auth/get-session", cookie=cookie)
+        if status != 200 or not (isinstance(session, dict) and (session.get("user") or {}).get("email")):
+            problem = f"the SAML session is not signed in: get-session -> {status} {str(session)[:300]}"
+    if problem:
+        print(f"check failed: saml-acs -> {problem}", file=sys.stderr)
+        sys.exit(1)
+
+
 def main():
+    if sys.argv[1] == "saml":
+        check_saml(sys.argv[2], sys.argv[3])
+        return
     base, cookies, emails, password, unique = sys.argv[1:6]
     cookie = open(cookies).readline().strip()
     email = open(emails).readline().strip()

@@ -24,6 +24,8 @@ def parse(text, cpu):
     rps = re.search(r"^Requests/sec:\s+([\d.]+)", text, re.M)
     total = re.search(r"^\s+(\d+) requests in", text, re.M)
     non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
+    # What a script's done() counts as failed although the status was 2xx/3xx (saml_acs.lua).
+    failed = re.search(r"^Failed responses:\s+(\d+)", text, re.M)
     errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
     if not (rps and total and "50" in percentile and "99" in percentile):
         raise SystemExit("could not parse wrk output:\n" + text)
@@ -34,7 +36,7 @@ def parse(text, cpu):
         rps.group(1),
         f"{_ms(percentile['50']):.1f}",
         f"{_ms(percentile['99']):.1f}",
-        non2xx.group(1) if non2xx else "0",
+        str((int(non2xx.group(1)) if non2xx else 0) + (int(failed.group(1)) if failed else 0)),
         str(sum(int(n) for n in errors.groups())) if errors else "0",
         f"{per_request(cpu['server_cores']):.2f}",
         f"{per_request(cpu['postgres_cores']):.2f}",

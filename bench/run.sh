@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Load-test get-session, sign-in and sign-up under gunicorn on PostgreSQL, without and with Redis.
+# Load-test get-session, sign-in, sign-up and the SAML ACS under gunicorn on PostgreSQL, without and with Redis.
 # One command: `bash bench/run.sh`. See bench/README.md for what it does and what the figures mean.
 #
 # Knobs (environment): BENCH_DURATION (s per run, 15), BENCH_CONNECTIONS (32), BENCH_THREADS (2),
 # BENCH_WORKERS (gunicorn workers, 2), BENCH_GUNICORN_ARGS (extra gunicorn flags), BENCH_WSGI
 # (the WSGI application, project.wsgi:application), BENCH_DATABASE_URL,
-# BENCH_REDIS_URL, BENCH_MODES ("plain redis"), BENCH_ENDPOINTS ("get-session sign-in sign-up"),
-# BENCH_HASH_SECONDS (8; 0 skips the hash ceiling), BENCH_IDLE_WAIT (s to wait for a quiet machine before each run, 60), PYTHON.
+# BENCH_REDIS_URL, BENCH_MODES ("plain redis"), BENCH_ENDPOINTS ("get-session sign-in sign-up saml-acs"),
+# BENCH_HASH_SECONDS (8; 0 skips the hash ceiling), BENCH_IDLE_WAIT (s to wait for a quiet machine before each run, 60),
+# BENCH_SAML_POOL (signed SAMLResponses made before the ACS run, 1500; 800 at most for -c1), PYTHON.
+# An endpoint name ending in -c1 runs with one connection: latency without queueing.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,7 +23,8 @@ WORKERS=${BENCH_WORKERS:-2}
 DATABASE_URL_BENCH=${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/authservice_bench}
 REDIS_URL_BENCH=${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14}
 MODES=${BENCH_MODES:-plain redis}
-ENDPOINTS=${BENCH_ENDPOINTS:-get-session sign-in sign-up}
+ENDPOINTS=${BENCH_ENDPOINTS:-get-session sign-in sign-up saml-acs saml-acs-c1}
+SAML_POOL=${BENCH_SAML_POOL:-1500}
 HASH_SECONDS=${BENCH_HASH_SECONDS:-8}
 IDLE_WAIT=${BENCH_IDLE_WAIT:-60}
 DB_NAME=${DATABASE_URL_BENCH##*/}
@@ -77,6 +80,24 @@ ensure_python_packages() {
     timeout 600 "$PYTHON" -m pip install -q -r requirements.txt || die "pip install -r requirements.txt failed"
 }
 
+# The SAML ACS run signs its responses with xmlsec1, as the tests do, with a key made by openssl.
+ensure_saml_tools() {
+    command -v xmlsec1 >/dev/null && command -v openssl >/dev/null && return
+    log "installing xmlsec1 and openssl"
+    timeout 300 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y xmlsec1 openssl >>"$WORK/apt.log" 2>&1 \
+        || die "could not install xmlsec1 (see $WORK/apt.log)"
+}
+
+# The IdP's key and certificate: made for this run, in its temporary directory, never committed.
+make_saml_keys() {
+    mkdir -p "$WORK/saml"
+    timeout 60 openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 -subj /CN=idp.bench.test \
+        -keyout "$WORK/saml/idp.key" -out "$WORK/saml/idp.crt" >"$WORK/saml/openssl.log" 2>&1 \
+        || die "openssl could not make the IdP key (see $WORK/saml/openssl.log)"
+}
+
+saml_wanted() { case " $ENDPOINTS " in *" saml-acs"*) return 0 ;; *) return 1 ;; esac; }
+
 redis_ping() {
     timeout 10 "$PYTHON" -c "import redis, sys; redis.Redis.from_url(sys.argv[1], socket_timeout=3).ping()" \
         "$REDIS_URL_BENCH" 2>/dev/null
@@ -131,18 +152,32 @@ start_server() {
 
 run_wrk() {
     local port=$1 endpoint=$2 seconds=$3 out=$4
-    local script url="http://127.0.0.1:$port"
+    local script url="http://127.0.0.1:$port" threads=$THREADS connections=$CONNECTIONS
+    case $endpoint in *-c1) endpoint=${endpoint%-c1} threads=1 connections=1 ;; esac
     case $endpoint in
         get-session) script=get_session.lua ;;
         sign-in) script=sign_in.lua ;;
         sign-up) script=sign_up.lua ;;
+        saml-acs) script=saml_acs.lua ;;
         *) die "unknown endpoint $endpoint" ;;
     esac
     BENCH_COOKIES="$WORK/cookies.txt" BENCH_EMAILS="$WORK/emails.txt" BENCH_PASSWORD="$PASSWORD" \
-        BENCH_RUN_ID="$(date +%s%N)" \
+        BENCH_RUN_ID="$(date +%s%N)" BENCH_SAML_POOL="$WORK/saml-pool.txt" BENCH_THREADS="$threads" \
         "$PYTHON" "$HERE/cpu.py" run --server-pid "$SERVER_PID" --db "$DB_NAME" --out "$out.cpu.json" -- \
-        timeout $((seconds + 60)) wrk -t "$THREADS" -c "$CONNECTIONS" -d "${seconds}s" --timeout 30s --latency \
+        timeout $((seconds + 60)) wrk -t "$threads" -c "$connections" -d "${seconds}s" --timeout 30s --latency \
         -s "$HERE/$script" "$url" >"$out" 2>&1 || die "wrk failed: $(cat "$out")"
+}
+
+# Made right before the ACS run: the AuthnRequests it answers expire after 5 minutes. One response
+# goes to check.py, which must see a real sign-in before wrk's figures can mean anything.
+make_saml_pool() {
+    local port=$1 count=$2
+    log "signing $count SAML responses (one AuthnRequest each, through /sign-in/sso)"
+    timeout 600 "$PYTHON" "$HERE/saml_pool.py" "http://127.0.0.1:$port" --emails "$WORK/emails.txt" \
+        --key "$WORK/saml/idp.key" --cert "$WORK/saml/idp.crt" --count "$count" \
+        --out "$WORK/saml-pool.txt" --check-out "$WORK/saml-check.txt" || die "could not make the SAML responses"
+    timeout 60 "$PYTHON" "$HERE/check.py" saml "http://127.0.0.1:$port" "$WORK/saml-check.txt" \
+        || die "the SAML ACS does not sign in"
 }
 
 # A second job on the machine skews everything: wait (bounded) for it to calm down, and say so.
@@ -172,9 +207,11 @@ run_mode() {
     # shellcheck disable=SC2046
     timeout 300 env $(service_env "$port" "$redis") "$PYTHON" manage.py migrate --noinput >"$WORK/migrate.log" 2>&1 \
         || die "migrate failed (see $WORK/migrate.log)"
+    local saml_seed=()
+    saml_wanted && saml_seed=(--saml-cert "$WORK/saml/idp.crt")
     # shellcheck disable=SC2046
-    timeout 300 env $(service_env "$port" "$redis") "$PYTHON" "$HERE/seed.py" --out "$WORK" --password "$PASSWORD" >&2 \
-        || die "seeding failed"
+    timeout 300 env $(service_env "$port" "$redis") "$PYTHON" "$HERE/seed.py" --out "$WORK" --password "$PASSWORD" \
+        "${saml_seed[@]}" >&2 || die "seeding failed"
     log "[$mode] gunicorn, $WORKERS workers, on 127.0.0.1:$port"
     start_server "$port" "$redis" "$mode"
     timeout 120 "$PYTHON" "$HERE/check.py" "http://127.0.0.1:$port" "$WORK/cookies.txt" "$WORK/emails.txt" \
@@ -182,12 +219,19 @@ run_mode() {
     # Warm-up: connections opened, code paths and the database's caches hot.
     run_wrk "$port" get-session 3 "$WORK/warmup.txt"
     for endpoint in $ENDPOINTS; do
+        case $endpoint in
+            saml-acs) make_saml_pool "$port" "$SAML_POOL" ;;
+            saml-acs-c1) make_saml_pool "$port" $((SAML_POOL < 800 ? SAML_POOL : 800)) ;;
+        esac
         wait_quiet
-        log "[$mode] $endpoint: wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s"
+        log "[$mode] $endpoint: wrk$(case $endpoint in *-c1) echo " -t1 -c1" ;; *) echo " -t$THREADS -c$CONNECTIONS" ;; esac) -d${DURATION}s"
         local out="$WORK/wrk-$mode-$endpoint.txt"
         run_wrk "$port" "$endpoint" "$DURATION" "$out"
         printf '%s\t%s\t%s\n' "$label" "$endpoint" "$("$PYTHON" "$HERE/report.py" parse "$out" "$out.cpu.json")" \
             >>"$RESULTS"
+        if grep -q "SAML pool used up" "$out"; then
+            log "[$mode] $endpoint: the SAML pool ran out before ${DURATION}s: raise BENCH_SAML_POOL"
+        fi
     done
     stop_server
 }
@@ -196,6 +240,10 @@ run_mode() {
 ensure_wrk
 ensure_python_packages
 command -v curl >/dev/null || die "curl is required"
+if saml_wanted; then
+    ensure_saml_tools
+    make_saml_keys
+fi
 
 if [ "$HASH_SECONDS" != 0 ]; then
     log "password-hash ceiling: make_password in 1 and 2 processes, ${HASH_SECONDS}s each"

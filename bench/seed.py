@@ -4,6 +4,10 @@ Run with the same environment as the server (DATABASE_URL, SECRET_KEY, AUTH_BASE
 cookies it writes are the ones the server accepts. Writes two files into the output directory:
 ``cookies.txt`` (one ``Cookie`` header value per line) and ``emails.txt`` (one address per line).
 
+With ``--saml-cert`` it also registers the SAML provider ``bench-saml`` for example.com (the IdP's
+certificate from that file, signed assertions required), marks its domain verified as a finished DNS
+check would, and links every user to it, so each SAML sign-in is a returning user's.
+
 The password is hashed once and the hash reused for every user: seeding 1,000 users then costs one
 hash instead of a minute of argon2, and sign-in still verifies a real argon2 hash per request.
 """
@@ -36,6 +40,7 @@ def main():
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--password", default="bench-password-123")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--saml-cert", help="PEM certificate of the benchmark's SAML IdP")
     args = parser.parse_args()
     out = Path(args.out)
 
@@ -60,10 +65,34 @@ def main():
     ]
     Session.objects.bulk_create(sessions, batch_size=500)
 
+    if args.saml_cert:
+        seed_saml_provider(users, Path(args.saml_cert).read_text())
+
     name = cookie_name(SESSION_TOKEN)
     (out / "cookies.txt").write_text("".join(f"{name}={signed_value(s.token)}\n" for s in sessions))
     (out / "emails.txt").write_text("".join(f"{u.email}\n" for u in users))
     print(f"seeded {len(users)} users, {len(sessions)} sessions")
+
+
+def seed_saml_provider(users, cert):
+    from saml_pool import SAML_IDP_ENTITY_ID, SAML_PROVIDER, SAML_SP_ENTITY_ID
+    from sso.models import SsoProvider
+    from sso.providers import build_saml_config
+
+    # The same checks /sso/register runs; the row is then marked verified instead of a DNS lookup.
+    config = build_saml_config(SAML_SP_ENTITY_ID, {
+        "entryPoint": f"{SAML_IDP_ENTITY_ID}/sso",
+        "cert": cert,
+        "idpMetadata": {"entityID": SAML_IDP_ENTITY_ID},
+        "wantAssertionsSigned": True,
+        "mapping": {"email": "email", "name": "displayName"},
+    })
+    SsoProvider.objects.create(provider_id=SAML_PROVIDER, issuer=SAML_SP_ENTITY_ID, domain="example.com",
+                               saml_config=config, user=users[0], domain_verified=True)
+    # The NameID is the e-mail: the ACS finds the account by (providerId, NameID).
+    Account.objects.bulk_create(
+        [Account(provider_id=SAML_PROVIDER, account_id=u.email, user=u) for u in users], batch_size=500
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """A real gunicorn server (2 workers) on a loopback port, for tests that must cross a real HTTP stack.
 
-Its database: on PostgreSQL (``DATABASE_URL`` set to postgres) a separate database ``authservice_fuzz`` on
+Its database: on PostgreSQL (``DATABASE_URL`` set to postgres) a separate database ``<suite database>_fuzz`` on
 the same server, recreated and migrated; otherwise a SQLite file in a temporary directory, migrated.
 The rate limiter is off (``AUTH_RATE_LIMIT=false``) so fuzzing measures behaviour, not limits.
 """
@@ -16,7 +16,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE_PATH = "/api/auth"
-FUZZ_DATABASE = "authservice_fuzz"
+# Named after the suite's own database, so two runs on different DATABASE_URLs never collide.
+FUZZ_DATABASE = (urlsplit(os.environ.get("DATABASE_URL", "")).path.lstrip("/") or "authservice") + "_fuzz"
 
 
 def free_port():

@@ -2,10 +2,13 @@
 
 Playwright drives Debian's ``chromium`` (``/usr/bin/chromium``; Playwright's own browser download cannot
 work here) against pytest-django's live server. The screenshot it leaves in ``tests/artifacts/demo.png`` is
-the one the README shows.
+the one the README shows. The SSO test signs in at a real OpenID provider (npm ``oidc-provider``,
+tests/js/sso_oidc_provider.mjs) in the same browser.
 """
 
+import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -131,3 +134,70 @@ def test_the_demo_explains_when_sso_is_not_available(demo, live_server):
 
     expect(page.locator("#message")).to_have_text("Single sign-on is not set up for this e-mail address.")
     assert page.url == live_server.url + "/"  # stayed on the demo
+
+
+# --- SSO -----------------------------------------------------------------------------------------
+SSO_PROVIDER_ID = "globex"
+SSO_DOMAIN = "globex.com"
+
+
+@pytest.fixture
+def sso_op(live_server, settings, configure):
+    """A real OpenID provider whose client redirects to the live server, trusted, domain checks off."""
+    from tests.sso.conftest_oidc import BASIC_SECRET, JS, OP_SCRIPT, _node_or_skip
+
+    client = {"client_id": "globex-client", "client_secret": BASIC_SECRET,
+              "token_endpoint_auth_method": "client_secret_basic",
+              "redirect_uris": [f"{live_server.url}/api/auth/sso/callback/{SSO_PROVIDER_ID}"],
+              "grant_types": ["authorization_code"], "response_types": ["code"]}
+    process = subprocess.Popen([_node_or_skip(), str(OP_SCRIPT), json.dumps({"clients": [client]})], cwd=JS,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = process.stdout.readline()
+    if not line:
+        process.kill()
+        pytest.fail("oidc-provider did not start")
+    issuer = json.loads(line)["issuer"]
+    configure(trusted_origins=[issuer])  # the server fetches tokens from a private host only when trusted
+    settings.AUTHSERVICE_SSO = {**getattr(settings, "AUTHSERVICE_SSO", {}), "domain_verification": {"enabled": False}}
+    yield {"issuer": issuer, "client_id": client["client_id"], "client_secret": BASIC_SECRET}
+    process.terminate()
+    process.wait(timeout=10)
+
+
+@pytest.fixture
+def sso_provider(sso_op, transactional_db):
+    from django.contrib.auth import get_user_model
+
+    from sso.models import SsoProvider
+
+    issuer = sso_op["issuer"]
+    owner = get_user_model().objects.create_user(email="it@globex.com", password=PASSWORD, name="IT")
+    return SsoProvider.objects.create(
+        provider_id=SSO_PROVIDER_ID, issuer=issuer, domain=SSO_DOMAIN, user=owner,
+        oidc_config={"issuer": issuer, "clientId": sso_op["client_id"], "clientSecret": sso_op["client_secret"],
+                     "pkce": True, "authorizationEndpoint": f"{issuer}/auth", "tokenEndpoint": f"{issuer}/token",
+                     "jwksEndpoint": f"{issuer}/jwks", "userInfoEndpoint": f"{issuer}/me",
+                     "tokenEndpointAuthentication": "client_secret_basic"})
+
+
+def test_the_demo_signs_in_with_sso_at_the_domains_identity_provider(sso_provider, demo, live_server):
+    from playwright.sync_api import expect
+
+    page, email = demo, "ada@globex.com"
+    form = page.locator("#sign-in-sso")
+    form.get_by_placeholder("Work e-mail").fill(email)
+    form.get_by_role("button", name="Continue with SSO").click()
+
+    page.wait_for_url(f"{sso_provider.issuer}/**")
+    expect(page.locator('input[name="login"]')).to_have_value(email)  # the login_hint we sent
+    page.locator('input[name="password"]').fill("any")
+    page.get_by_role("button", name="Sign-in").click()
+    page.get_by_role("button", name="Continue").click()  # consent
+
+    page.wait_for_url(live_server.url + "/")
+    expect(page.locator("#who")).to_have_text(email)
+    expect(page.locator("#sessions tr")).to_have_count(1)
+    page.get_by_text("get-session").click()
+    expect(page.locator("#session")).to_contain_text(email)
+    accounts = page.evaluate("fetch('/api/auth/list-accounts').then((response) => response.json())")
+    assert [account["providerId"] for account in accounts] == [SSO_PROVIDER_ID]

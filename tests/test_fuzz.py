@@ -1,7 +1,7 @@
 """No input gives a 5xx: schemathesis against a live gunicorn, plus hand-made malformed requests (issue 8 §2).
 
 The server is a real gunicorn with 2 workers (``tests/fuzz_server.py``), on the test session's database
-engine (PostgreSQL when ``DATABASE_URL`` says so, in a separate ``authservice_fuzz`` database). Every
+engine (PostgreSQL when ``DATABASE_URL`` says so, in a separate ``<suite database>_fuzz`` database). Every
 operation of the served OpenAPI document gets ``FUZZ_EXAMPLES`` generated requests (default 25), about half of
 them valid by the schema and half not, each sent with a live session cookie and a trusted Origin so the
 guarded endpoints are reached. Checks: no 5xx, errors are exactly ``{message, code, status:int}``, status

@@ -6,13 +6,16 @@ the same ``SECRET_KEY`` and database; A's origin is ``AUTH_BASE_URL`` and B's is
 Mail goes to files (``EMAIL_URL=filemail://``) that ``pair.mail_to(address)`` reads back.
 
 The database: on PostgreSQL (``DATABASE_URL`` set to postgres in the test run's environment) a separate
-database ``authservice_multiproc``, recreated and migrated for each variant; otherwise a SQLite file in a
+database ``<suite database>_multiproc``, recreated and migrated for each variant; otherwise a SQLite file in a
 temporary directory.
 
 The rate limiter is on, as in production. Each ``pair.client()`` connects from its own loopback address
 (127.0.0.0/8 is all loopback on Linux), so every client has its own counters, exactly as two people would,
 and no test's requests eat into another's limit. A new shared-state behaviour (an SSO state, a SAML
 assertion) is one more test: make a client, act on ``pair.a``, check on ``pair.b``.
+
+A module that needs the servers configured differently parametrizes ``pair`` indirectly with
+:class:`PairOptions` (the variant plus extra environment); plain ``pair`` is unchanged.
 """
 
 import itertools
@@ -33,7 +36,8 @@ from requests.adapters import HTTPAdapter
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE_PATH = "/api/auth"
-DATABASE = "authservice_multiproc"
+# Named after the suite's own database, so two runs on different DATABASE_URLs never drop each other's.
+DATABASE = (urlsplit(os.environ.get("DATABASE_URL", "")).path.lstrip("/") or "authservice") + "_multiproc"
 REDIS_URL = "redis://127.0.0.1:6379/13"
 PASSWORD = "correct horse battery"
 
@@ -246,13 +250,28 @@ class Pair:
         return [s.name for s in self.servers if "Internal Server Error" in s.log() or "Traceback" in s.log()]
 
 
-def _server_env(variant, database_url, mail_dir, origin_a, origin_b):
+@dataclass(frozen=True)
+class PairOptions:
+    """An optional ``pair`` parameter, for ``@pytest.mark.parametrize("pair", [...], indirect=True)``.
+
+    ``env``: ``(name, value)`` pairs added to both servers' environment (``AUTH_SSO_SAML_ALLOW_IDP_INITIATED``);
+    ``trusted_origins``: entries added to ``AUTH_TRUSTED_ORIGINS`` after B's origin. Hashable, so pytest
+    reuses one pair for every test with equal options and starts a new one when they differ.
+    """
+
+    variant: str
+    env: tuple = ()
+    trusted_origins: tuple = ()
+
+
+def _server_env(variant, database_url, mail_dir, origin_a, origin_b, options=None):
+    options = options or PairOptions(variant)
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "project.settings",
         "DATABASE_URL": database_url,
         "AUTH_BASE_URL": origin_a,
-        "AUTH_TRUSTED_ORIGINS": origin_b,
+        "AUTH_TRUSTED_ORIGINS": ",".join((origin_b, *options.trusted_origins)),
         "AUTH_RATE_LIMIT": "true",
         "EMAIL_URL": f"filemail:///{mail_dir}",  # mail_dir is absolute: four slashes in all
         "DEBUG": "false",
@@ -261,12 +280,14 @@ def _server_env(variant, database_url, mail_dir, origin_a, origin_b):
     env.pop("REDIS_URL", None)
     if variant == "redis":
         env["REDIS_URL"] = REDIS_URL
+    env.update(options.env)
     return env
 
 
 @pytest.fixture(scope="session", params=["redis", "database"])
 def pair(request, tmp_path_factory):
-    variant = request.param
+    options = request.param if isinstance(request.param, PairOptions) else PairOptions(request.param)
+    variant = options.variant
     if variant == "redis":
         if not redis_available():
             if os.environ.get("CI"):
@@ -279,7 +300,7 @@ def pair(request, tmp_path_factory):
     database_url = fresh_database(workdir)
     port_a, port_b = free_port(), free_port()
     origin_a, origin_b = f"http://127.0.0.1:{port_a}", f"http://127.0.0.1:{port_b}"
-    env = _server_env(variant, database_url, mail_dir, origin_a, origin_b)
+    env = _server_env(variant, database_url, mail_dir, origin_a, origin_b, options)
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
                    cwd=ROOT, env=env, check=True, timeout=120)
     servers = Pair(variant, database_url, mail_dir,
