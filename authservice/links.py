@@ -31,3 +31,19 @@ def set_param(url, key, value):
     kept = [pair for pair in parts.query.split("&") if pair and pair.split("=", 1)[0] != key]
     kept.append(f"{key}={encode_component(value)}")
     return urlunsplit(parts._replace(query="&".join(kept)))
+
+
+def with_error(target, error, description=None):
+    """``target`` with ``error`` (and ``error_description``) for a browser flow's failure redirect.
+
+    A relative target gets ``?``/``&`` appended; an absolute one is re-serialised with a form-encoded
+    query, so a bare origin becomes ``http://host/?error=...`` (sso.md §9).
+    """
+    params = {"error": error}
+    if description:
+        params["error_description"] = description
+    if "://" not in target:
+        return with_params(target, **params)
+    parts = urlsplit(target)
+    query = f"{parts.query}&{urlencode(params)}" if parts.query else urlencode(params)
+    return urlunsplit(parts._replace(path=parts.path or "/", query=query))

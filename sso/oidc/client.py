@@ -9,7 +9,7 @@ leaves no user and no session behind; only the domain-verification gate answers 
 import base64
 import hashlib
 import logging
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode
 
 from django.core.exceptions import SuspiciousOperation
 
@@ -81,16 +81,7 @@ def default_error_url(ctx):
     return app_settings.error_url or f"{links.base(ctx)}/error"
 
 
-def error_location(target, error, description=None):
-    """``target`` with ``error`` (and ``error_description``) added, before any fragment (sso.md §9)."""
-    params = {"error": error}
-    if description:
-        params["error_description"] = description
-    if "://" not in target:
-        return links.with_params(target, **params)
-    parts = urlsplit(target)
-    query = f"{parts.query}&{urlencode(params)}" if parts.query else urlencode(params)
-    return urlunsplit(parts._replace(path=parts.path or "/", query=query))
+error_location = links.with_error
 
 
 def finish(ctx, provider_id, query):

@@ -5,7 +5,7 @@ the ACS path itself is never a target. RelayState is a state key, never a URL.
 """
 
 import posixpath
-from urllib.parse import unquote, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from authservice import app_settings, links, origins
 from sso import app_settings as sso_settings
@@ -48,16 +48,7 @@ def error_url(ctx, provider=None, pending=None):
     return success_url(ctx, provider, pending)
 
 
-def with_error(target, error, description=None):
-    """``target`` with ``error`` (and ``error_description``), the query form-encoded (sso.md §9)."""
-    params = {"error": error}
-    if description:
-        params["error_description"] = description
-    if "://" not in target:
-        return links.with_params(target, **params)
-    parts = urlsplit(target)
-    query = f"{parts.query}&{urlencode(params)}" if parts.query else urlencode(params)
-    return urlunsplit(parts._replace(path=parts.path or "/", query=query))
+with_error = links.with_error
 
 
 def idp_initiated_get(ctx, relay_state, signed_in):
