@@ -71,8 +71,6 @@ DEFAULTS = {
         "expires_in": 604800,
         "update_age": 86400,
         "fresh_age": 86400,
-        # Short-lived signed copy of the session in a cookie, answered without a database read.
-        "cookie_cache": {"enabled": False, "max_age": 300},
     },
     "rate_limit": {
         "enabled": True,
