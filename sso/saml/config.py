@@ -20,7 +20,7 @@ from saml2.config import SPConfig
 
 from authservice import links
 from sso import app_settings
-from sso.saml import xml
+from sso.saml import xml, xmlsec_version  # noqa: F401 - caches `xmlsec1 --version`
 from sso.saml_config import _pem_blocks, certificates_of
 
 EMAIL_FORMAT = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
