@@ -199,6 +199,14 @@ class Verification(models.Model):
     def __str__(self):
         return self.identifier.split(":", 1)[0]
 
+    def claim(self):
+        """Delete this row; True only for the one caller whose DELETE removed it.
+
+        Single use across processes: of two requests that read the same row, only one gets True.
+        """
+        deleted, _ = Verification.objects.filter(pk=self.pk).delete()
+        return bool(deleted)
+
 
 class RateLimitCounter(models.Model):
     """Rate-limit counters when no shared cache is configured, so all processes count together [D8]."""

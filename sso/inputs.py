@@ -63,29 +63,5 @@ class StringOrList(inputs._Strict):  # noqa: SLF001
             f"Invalid input: expected string or array of strings, received {js_type(data)}")
 
 
-class Object(inputs.Input):
-    """A nested object. ``strict``: unknown keys are errors; ``keep_unknown``: kept as sent."""
-
-    strict = False
-    keep_unknown = False
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("required", True)
-        super().__init__(*args, **kwargs)
-        self.error_messages["required"] = "Invalid input: expected object, received undefined"
-        self.error_messages["null"] = "Invalid input: expected object, received null"
-
-    def to_internal_value(self, data):
-        if not isinstance(data, dict):
-            raise serializers.ValidationError(f"Invalid input: expected object, received {js_type(data)}")
-        if self.strict:
-            unknown = [key for key in data if key not in self.fields]
-            if unknown:
-                names = ", ".join(f'"{key}"' for key in unknown)
-                label = "key" if len(unknown) == 1 else "keys"
-                raise serializers.ValidationError(f"Unrecognized {label}: {names}")
-        validated = dict(super().to_internal_value(data))
-        if self.keep_unknown:
-            for key, value in data.items():
-                validated.setdefault(key, value)
-        return validated
+# Nested objects are a core input type now; kept under this name for the SSO schemas.
+Object = inputs.Object

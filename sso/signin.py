@@ -12,13 +12,12 @@ from django.db.models import Q
 
 from authservice import origins
 from authservice.errors import APIError, codes, validation_error
+from authservice.social.base import RESERVED_PARAMS
 from sso import app_settings as sso_settings
 from sso import errors as sso_errors
 from sso import linking, provisioning
 from sso.models import Organization, SsoProvider
 
-RESERVED_PARAMS = ("state", "client_id", "redirect_uri", "response_type", "code_challenge",
-                   "code_challenge_method", "nonce", "scope")
 PROTOCOLS = {SsoProvider.OIDC: "sso.oidc.client", SsoProvider.SAML: "sso.saml.sign_in"}
 URL_CHECKS = (("callbackURL", codes.INVALID_CALLBACK_URL),
               ("errorCallbackURL", codes.INVALID_ERROR_CALLBACK_URL),

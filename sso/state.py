@@ -94,8 +94,7 @@ def consume(key):
     row = Verification.objects.filter(identifier=key).first()
     if row is None:
         raise StateError("state_mismatch")
-    deleted, _ = Verification.objects.filter(pk=row.pk).delete()
-    if not deleted:  # another request consumed it between our read and our delete
+    if not row.claim():  # another request consumed it between our read and our delete
         raise StateError("state_mismatch")
     try:
         pending = PendingSignIn.from_json(key, row.value)

@@ -178,6 +178,34 @@ class Input(serializers.Serializer):
     """Base of every endpoint's body or query schema. Unknown keys are ignored, as zod does."""
 
 
+class Object(Input):
+    """A nested object. ``strict``: unknown keys are errors; ``keep_unknown``: kept as sent."""
+
+    strict = False
+    keep_unknown = False
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("required", True)
+        super().__init__(*args, **kwargs)
+        self.error_messages["required"] = "Invalid input: expected object, received undefined"
+        self.error_messages["null"] = "Invalid input: expected object, received null"
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError(f"Invalid input: expected object, received {js_type(data)}")
+        if self.strict:
+            unknown = [key for key in data if key not in self.fields]
+            if unknown:
+                names = ", ".join(f'"{key}"' for key in unknown)
+                label = "key" if len(unknown) == 1 else "keys"
+                raise serializers.ValidationError(f"Unrecognized {label}: {names}")
+        validated = dict(super().to_internal_value(data))
+        if self.keep_unknown:
+            for key, value in data.items():
+                validated.setdefault(key, value)
+        return validated
+
+
 def _flatten(errors, prefix):
     if isinstance(errors, dict):
         for key, value in errors.items():

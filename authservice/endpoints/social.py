@@ -12,27 +12,13 @@ from authservice.flows import sessions, social
 from authservice.social.base import RESERVED_PARAMS
 
 
-class IdTokenInput(inputs.Input):
+class IdTokenInput(inputs.Object):
     token = inputs.String()
     nonce = inputs.String(required=False)
     accessToken = inputs.String(required=False)
     refreshToken = inputs.String(required=False)
     expiresAt = inputs.Number(required=False)
     user = inputs.Record(required=False)
-
-
-class IdTokenField(inputs._Strict):
-    """A nested object reported with zod's paths (``[body.idToken.token] ...``)."""
-
-    expected = "object"
-
-    def to_internal_value(self, data):
-        if not isinstance(data, dict):
-            self.wrong_type(data)
-        serializer = IdTokenInput(data=data)
-        if not serializer.is_valid():
-            raise serializers.ValidationError(serializer.errors)
-        return dict(serializer.validated_data)
 
 
 class AdditionalParamsField(inputs.Record):
@@ -57,7 +43,7 @@ class LinkSocialInput(inputs.Input):
     requestSignUp = inputs.Boolean(required=False)
     additionalParams = AdditionalParamsField(required=False)
     additionalData = inputs.Record(required=False)
-    idToken = IdTokenField(required=False)
+    idToken = IdTokenInput(required=False)
 
 
 class SignInSocialInput(LinkSocialInput):

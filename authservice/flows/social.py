@@ -122,10 +122,9 @@ def consume_state(ctx, state):
     if data.get("oauthState", state) != state or not cookie or not tokens.constant_time_equals(cookie, state):
         raise CallbackFailure(E.STATE_MISMATCH, target=error_url)
     ctx.delete_cookie(STATE)
-    # The delete is the claim: of two concurrent callbacks with one state, only one deletes the row.
-    deleted, _ = Verification.objects.filter(pk=row.pk).delete()
+    claimed = row.claim()  # of two concurrent callbacks with one state, only one claims it
     expires_at = data.get("expiresAt")
-    if not deleted or not isinstance(expires_at, (int, float)) or expires_at < time.time() * 1000 \
+    if not claimed or not isinstance(expires_at, (int, float)) or expires_at < time.time() * 1000 \
             or row.expires_at < timezone.now():
         raise CallbackFailure(E.STATE_MISMATCH, target=error_url)
     return data

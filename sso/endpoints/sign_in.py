@@ -1,26 +1,11 @@
 """POST /sign-in/sso: start an SSO sign-in by providerId, organization, domain or e-mail (sso.md §3)."""
 
-from rest_framework import serializers
 
 from authservice.api import inputs
 from authservice.api.registry import endpoint
 from authservice.cookies import signed_value
 from sso import signin, state
-
-
-class Choice(inputs.String):
-    """A string from a fixed set, failing with zod's enum message."""
-
-    def __init__(self, choices, **kwargs):
-        self.choices = choices
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data):
-        value = super().to_internal_value(data)
-        if value not in self.choices:
-            listed = "|".join(f'"{choice}"' for choice in self.choices)
-            raise serializers.ValidationError(f"Invalid option: expected one of {listed}")
-        return value
+from sso.inputs import Choice
 
 
 class SignInSsoInput(inputs.Input):

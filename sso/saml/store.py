@@ -50,8 +50,7 @@ def consume_request(provider_id, request_id):
         stored = {}
     if stored.get("providerId") != provider_id:
         raise RequestRefused("Provider mismatch")
-    deleted, _ = Verification.objects.filter(pk=row.pk).delete()
-    if not deleted or row.expires_at <= timezone.now():
+    if not row.claim() or row.expires_at <= timezone.now():
         raise RequestRefused("Unknown or expired request ID")
     return stored
 

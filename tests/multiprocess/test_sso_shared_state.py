@@ -14,15 +14,13 @@ only fetch tokens from trusted private hosts.
 """
 
 import json
-import re
 import sqlite3
 import subprocess
 import sys
 import threading
-from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
-import requests
 
 from tests.multiprocess.conftest import (
     DATABASE,
@@ -31,7 +29,7 @@ from tests.multiprocess.conftest import (
     admin_connection,
     postgres_url,
 )
-from tests.sso.conftest_oidc import BASIC_SECRET, JS, OP_SCRIPT
+from tests.sso.conftest_oidc import BASIC_SECRET, JS, OP_SCRIPT, op_login
 from tests.sso.conftest_oidc import _node_or_skip as node_or_skip
 from tests.sso.saml import idp_signer
 from tests.sso.saml.idp_signer import Claims
@@ -186,26 +184,6 @@ def test_a_saml_assertion_raced_on_both_signs_in_once(pair, providers, idp_key, 
 
 
 # --- OIDC ----------------------------------------------------------------------------------------
-def op_login(authorize_url, login, callback_prefix):
-    """Sign in at the OP as ``login`` and consent, like a browser; returns the redirect to our callback."""
-    browser = requests.Session()
-    browser.trust_env = False
-    response = browser.get(authorize_url, allow_redirects=False, timeout=10)
-    for _ in range(12):
-        if response.status_code in (302, 303):
-            location = urljoin(response.url, response.headers["location"])
-            if location.startswith(callback_prefix):
-                return location
-            response = browser.get(location, allow_redirects=False, timeout=10)
-            continue
-        assert response.status_code == 200, (response.status_code, response.text[:500])
-        prompt = re.search(r'name="prompt" value="(\w+)"', response.text).group(1)
-        action = urljoin(response.url, re.search(r'action="([^"]+)"', response.text).group(1))
-        form = {"prompt": prompt, **({"login": login, "password": "any"} if prompt == "login" else {})}
-        response = browser.post(action, data=form, allow_redirects=False, timeout=10)
-    raise AssertionError("the OP never redirected back")
-
-
 def on(server, url, origin):
     """``url`` at ``origin`` aimed at ``server`` instead."""
     assert url.startswith(origin + "/"), url
@@ -220,7 +198,7 @@ def test_an_oidc_state_consumed_on_one_is_refused_on_the_other(pair, providers):
     state = parse_qs(urlsplit(started.json()["url"]).query)["state"][0]
     assert browser.cookies.get(STATE_COOKIE)
     assert count(pair, "authservice_verification", "identifier", state) == 1
-    callback = op_login(started.json()["url"], email, f"{pair.a.base}/sso/callback/{OIDC_ID}?")
+    callback = op_login(started.json()["url"], email, callback_prefix=f"{pair.a.base}/sso/callback/{OIDC_ID}?")
     stolen = browser.cookies.copy()  # the signed state cookie, as an attacker replaying the callback holds it
 
     completed = browser.get(on(pair.b, callback, pair.a.origin), allow_redirects=False, timeout=30)

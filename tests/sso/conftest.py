@@ -4,7 +4,6 @@ Nothing of ours is mocked: discovery goes through ``requests`` to a real socket,
 dnspython to a real UDP server written with dnslib.
 """
 
-import copy
 import json
 import threading
 import time
@@ -14,17 +13,7 @@ import pytest
 from dnslib import QTYPE, RR, TXT
 from dnslib.server import BaseResolver, DNSServer
 
-from tests.conftest import PASSWORD, ApiClient
-
-
-def _deep_merge(base, overrides):
-    merged = copy.deepcopy(base)
-    for key, value in overrides.items():
-        if isinstance(merged.get(key), dict) and isinstance(value, dict):
-            merged[key] = _deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
+from tests.conftest import PASSWORD, ApiClient, _deep_merge
 
 
 @pytest.fixture(autouse=True)

@@ -116,14 +116,15 @@ def trusted_op(oidc_op, configure):
     return oidc_op
 
 
-def op_login(authorize_url, login, abort=False):
+def op_login(authorize_url, login, abort=False, callback_prefix=CALLBACK):
     """Sign in at the OP as ``login`` (and consent) with real HTTP; returns the redirect to our callback."""
     browser = requests.Session()
+    browser.trust_env = False  # loopback only: never through a proxy from the environment
     response = browser.get(authorize_url, allow_redirects=False, timeout=10)
     for _ in range(12):
         if response.status_code in (302, 303):
             location = urljoin(response.url, response.headers["location"])
-            if location.startswith(CALLBACK):
+            if location.startswith(callback_prefix):
                 return location
             response = browser.get(location, allow_redirects=False, timeout=10)
             continue
