@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from authservice import app_settings, signals
+from authservice import app_settings, db, signals
 from authservice.errors import APIError, codes
 from authservice.flows import sessions
 from authservice.models import Account
@@ -73,7 +73,8 @@ def sign_in(ctx, provider_ref, identity, *, request_sign_up=False):
 
 
 def _locked_provider(provider_ref):
-    provider = SsoProvider.objects.select_for_update().filter(pk=provider_ref.get("rowId")).first()
+    row_id = provider_ref.get("rowId")
+    provider = db.get_row(SsoProvider, for_update=True, id=row_id) if isinstance(row_id, str) else None
     if provider is None or provider.provider_id != provider_ref.get("providerId") \
             or provider.fingerprint() != provider_ref.get("fingerprint"):
         raise APIError(409, codes.SSO_PROVIDER_CHANGED)

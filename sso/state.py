@@ -91,7 +91,7 @@ def consume(key):
     """
     if not isinstance(key, str) or len(key) != STATE_LENGTH:
         raise StateError("state_mismatch")
-    row = Verification.objects.filter(identifier=key).first()
+    row = Verification.objects.find(key)
     if row is None:
         raise StateError("state_mismatch")
     if not row.claim():  # another request consumed it between our read and our delete

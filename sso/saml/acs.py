@@ -22,7 +22,7 @@ from saml2.response import StatusError
 from saml2.sigver import SignatureError
 from saml2.validate import ResponseLifetimeExceed, ToEarly
 
-from authservice import cookies
+from authservice import cookies, db
 from authservice.errors import APIError
 from sso import app_settings, linking, signin, state
 from sso.errors import codes
@@ -61,7 +61,7 @@ class IdpInitiated:
 def consume(ctx, provider_id, saml_response, relay_state=None):
     """Validate ``saml_response`` for ``provider_id`` and sign the user in; returns the 302 Location."""
     ctx.delete_cookie(RELAY_STATE_COOKIE)
-    provider = SsoProvider.objects.filter(provider_id=provider_id).first()
+    provider = db.get_row(SsoProvider, provider_id=provider_id)
     if provider is not None and not provider.saml_config:
         provider = None
     limit = app_settings.saml.max_response_size

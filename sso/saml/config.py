@@ -20,7 +20,7 @@ from saml2.config import SPConfig
 
 from authservice import links
 from sso import app_settings
-from sso.saml import xml, xmlsec_version  # noqa: F401 - caches `xmlsec1 --version`
+from sso.saml import schema, signature, xml, xmlsec_version  # noqa: F401 - schema, xmlsec_version: installed on import
 from sso.saml_config import _pem_blocks, certificates_of
 
 EMAIL_FORMAT = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
@@ -286,4 +286,7 @@ def client(ctx, provider, **options):
     settings = Settings.of(provider)
     with tempfile.TemporaryDirectory(prefix="sso-saml-") as directory:
         os.chmod(directory, 0o700)
-        yield Saml2Client(config=sp_config(ctx, settings, directory, **options)), settings
+        saml_client = Saml2Client(config=sp_config(ctx, settings, directory, **options))
+        # Signatures are checked in this process; decryption still runs the xmlsec1 binary.
+        saml_client.sec.crypto = signature.InProcessVerifier(saml_client.sec.crypto.xmlsec, delete_tmpfiles=True)
+        yield saml_client, settings

@@ -41,7 +41,7 @@ def consume_request(provider_id, request_id):
 
     An ID of another provider is refused and left in place: its own flow may still complete.
     """
-    row = Verification.objects.filter(identifier=REQUEST_PREFIX + request_id).first()
+    row = Verification.objects.find(REQUEST_PREFIX + request_id)
     if row is None:
         raise RequestRefused("Unknown or expired request ID")
     try:
@@ -62,8 +62,15 @@ def reserve_assertion(provider_id, assertion_id, not_on_or_after=None):
     expires = (not_on_or_after + skew) if not_on_or_after else now + REPLAY_FALLBACK
     expires = max(expires, now + timedelta(seconds=1))
     identifier = ASSERTION_PREFIX + assertion_id
-    # An expired tombstone no longer protects anything: the assertion itself has expired by then.
-    SamlUsedAssertion.objects.filter(identifier=identifier, expires_at__lte=now).delete()
+    if _insert_tombstone(identifier, provider_id, expires):
+        return True  # the usual case: a fresh assertion ID, one INSERT
+    # An expired tombstone no longer protects anything (the assertion itself has expired by then):
+    # it is replaced. Of two requests replacing it, the second INSERT fails.
+    expired, _ = SamlUsedAssertion.objects.filter(identifier=identifier, expires_at__lte=now).delete()
+    return bool(expired) and _insert_tombstone(identifier, provider_id, expires)
+
+
+def _insert_tombstone(identifier, provider_id, expires):
     try:
         with transaction.atomic():
             SamlUsedAssertion.objects.create(identifier=identifier, provider_id=provider_id, expires_at=expires)

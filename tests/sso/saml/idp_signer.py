@@ -160,11 +160,15 @@ def _insert_after_issuer(xml, element_id, template):
     return xml[:end] + template + xml[end:]
 
 
-def sign(xml, keypair, element_id, tmp_path, algorithm=RSA_SHA256, digest=SHA256):
-    """``xml`` with the element ``element_id`` signed (enveloped, exclusive c14n) by ``keypair``."""
+def sign(xml, keypair, element_id, tmp_path, algorithm=RSA_SHA256, digest=SHA256, template=None):
+    """``xml`` with the element ``element_id`` signed (enveloped, exclusive c14n) by ``keypair``.
+
+    ``template`` replaces the usual ds:Signature template (a test's unusual Reference or Transform);
+    the binary then signs whatever it names, remote URIs and XSLT included."""
     tmp_path = Path(tmp_path)
     source = tmp_path / f"unsigned-{uuid.uuid4().hex}.xml"
-    source.write_text(_insert_after_issuer(xml, element_id, signature_template(element_id, algorithm, digest)))
+    template = template or signature_template(element_id, algorithm, digest)
+    source.write_text(_insert_after_issuer(xml, element_id, template))
     result = subprocess.run(
         ["xmlsec1", "--sign", "--privkey-pem", f"{keypair.key_path},{keypair.cert_path}",
          "--id-attr:ID", f"{SAMLP}:Response", "--id-attr:ID", f"{SAML}:Assertion",

@@ -1,0 +1,91 @@
+"""Hot-path SQL compiled once per database instead of on every request.
+
+Django compiles a queryset into SQL on every evaluation; for the few lookups that run on every
+sign-in or authenticated request that compiling was the larger part of the request's CPU
+(bench/README.md: get-session, the SAML ACS). The SQL here is fixed (only parameters change), so
+it is built once per database alias from the model's metadata, and rows come back as model
+instances through the same converters Django applies (time zones, SQLite's text dates).
+
+Only equality lookups on one table, or the session-with-user join, and a delete by primary key.
+Anything more involved stays on the ORM.
+"""
+
+import functools
+
+from django.db import connections, router
+
+
+def _quote(connection, model, field):
+    quote = connection.ops.quote_name
+    return f"{quote(model._meta.db_table)}.{quote(field.column)}"
+
+
+@functools.lru_cache(maxsize=None)
+def _plan(model, alias):
+    """(select list, [(attname, converters)]) for every concrete field of ``model``."""
+    connection = connections[alias]
+    columns, converters = [], []
+    for field in model._meta.concrete_fields:
+        column = field.get_col(model._meta.db_table)
+        functions = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
+        columns.append(_quote(connection, model, field))
+        converters.append((field.attname, column, functions))
+    return columns, converters
+
+
+def columns(model, alias):
+    """The quoted ``table.column`` list that ``instance`` reads, in order."""
+    return _plan(model, alias)[0]
+
+
+def instance(model, alias, values):
+    """A model instance from one row of ``_plan(model, alias)``'s columns, as the ORM builds it."""
+    connection = connections[alias]
+    _, converters = _plan(model, alias)
+    values = list(values)
+    for index, (_, column, functions) in enumerate(converters):
+        for function in functions:
+            values[index] = function(values[index], column, connection)
+    return model.from_db(alias, [attname for attname, _, _ in converters], values)
+
+
+@functools.lru_cache(maxsize=None)
+def _select_sql(model, alias, fields, for_update):
+    connection = connections[alias]
+    columns, _ = _plan(model, alias)
+    where = " AND ".join(f"{_quote(connection, model, model._meta.get_field(name))} = %s" for name in fields)
+    lock = " FOR UPDATE" if for_update and connection.features.has_select_for_update else ""
+    return f"SELECT {', '.join(columns)} FROM {connection.ops.quote_name(model._meta.db_table)} WHERE {where} LIMIT 1{lock}"
+
+
+def get_row(model, for_update=False, **equals):
+    """The one ``model`` row whose fields equal ``equals`` (unordered: for unique lookups), or None.
+
+    ``for_update`` locks it (``SELECT ... FOR UPDATE`` where the database has it) and, as
+    ``select_for_update()``, belongs inside ``transaction.atomic()``.
+    """
+    alias = router.db_for_write(model) if for_update else router.db_for_read(model)
+    names = tuple(sorted(equals))
+    with connections[alias].cursor() as cursor:
+        cursor.execute(_select_sql(model, alias, names, for_update), [equals[name] for name in names])
+        row = cursor.fetchone()
+    return None if row is None else instance(model, alias, row)
+
+
+@functools.lru_cache(maxsize=None)
+def _delete_sql(model, alias):
+    connection = connections[alias]
+    return (f"DELETE FROM {connection.ops.quote_name(model._meta.db_table)} "
+            f"WHERE {_quote(connection, model, model._meta.pk)} = %s")
+
+
+def delete_by_pk(model, pk):
+    """Delete one row by primary key in one statement; True when this call removed it.
+
+    For rows nothing refers to and no signal watches (verification and state rows): unlike
+    ``QuerySet.delete()`` there is no cascade and no pre/post_delete signal.
+    """
+    alias = router.db_for_write(model)
+    with connections[alias].cursor() as cursor:
+        cursor.execute(_delete_sql(model, alias), [pk])
+        return cursor.rowcount == 1
