@@ -22,15 +22,16 @@ def _quote(connection, model, field):
 
 @functools.lru_cache(maxsize=None)
 def _plan(model, alias):
-    """(select list, [(attname, converters)]) for every concrete field of ``model``."""
+    """(select list, attnames, [(column, converters)]) for every concrete field of ``model``."""
     connection = connections[alias]
-    columns, converters = [], []
+    columns, attnames, converters = [], [], []
     for field in model._meta.concrete_fields:
         column = field.get_col(model._meta.db_table)
         functions = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
         columns.append(_quote(connection, model, field))
-        converters.append((field.attname, column, functions))
-    return columns, converters
+        attnames.append(field.attname)
+        converters.append((len(attnames) - 1, column, functions))
+    return columns, attnames, [entry for entry in converters if entry[2]]
 
 
 def columns(model, alias):
@@ -39,23 +40,22 @@ def columns(model, alias):
 
 
 def instance(model, alias, values):
-    """A model instance from one row of ``_plan(model, alias)``'s columns, as the ORM builds it."""
+    """A model instance from one row of ``columns(model, alias)``, converted as the ORM converts it."""
     connection = connections[alias]
-    _, converters = _plan(model, alias)
+    _, attnames, converters = _plan(model, alias)
     values = list(values)
-    for index, (_, column, functions) in enumerate(converters):
+    for index, column, functions in converters:
         for function in functions:
             values[index] = function(values[index], column, connection)
-    return model.from_db(alias, [attname for attname, _, _ in converters], values)
+    return model.from_db(alias, attnames, values)
 
 
 @functools.lru_cache(maxsize=None)
 def _select_sql(model, alias, fields, for_update):
     connection = connections[alias]
-    columns, _ = _plan(model, alias)
     where = " AND ".join(f"{_quote(connection, model, model._meta.get_field(name))} = %s" for name in fields)
     lock = " FOR UPDATE" if for_update and connection.features.has_select_for_update else ""
-    return f"SELECT {', '.join(columns)} FROM {connection.ops.quote_name(model._meta.db_table)} WHERE {where} LIMIT 1{lock}"
+    return f"SELECT {', '.join(columns(model, alias))} FROM {connection.ops.quote_name(model._meta.db_table)} WHERE {where} LIMIT 1{lock}"
 
 
 def get_row(model, for_update=False, **equals):
