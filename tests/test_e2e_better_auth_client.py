@@ -5,12 +5,11 @@ Origin; tests/js/client_flow.mjs checks every answer and prints a summary of the
 """
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from tests.peers.node import node_or_skip
 
 JS = Path(__file__).resolve().parent / "js"
 FLOW = JS / "client_flow.mjs"
@@ -32,24 +31,9 @@ STEPS = [
 ]
 
 
-def node_or_skip():
-    """The node binary; without Node or the npm packages the test skips locally and fails in CI."""
-    node = shutil.which("node")
-    missing = None
-    if node is None:
-        missing = "Node.js is not installed"
-    elif not (JS / "node_modules" / "better-auth").is_dir():
-        missing = "better-auth is not installed in tests/js (run `npm ci --prefix tests/js`)"
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"{missing}; CI must provide it for the end-to-end test")
-        pytest.skip(missing)
-    return node
-
-
 @pytest.mark.e2e
 def test_better_auths_client_signs_up_in_and_out_manages_sessions_and_changes_password(live_server, configure):
-    node = node_or_skip()
+    node = node_or_skip("better-auth")
     configure(base_url=live_server.url)
     completed = subprocess.run(
         [node, str(FLOW), live_server.url],

@@ -6,7 +6,6 @@ hash, so these tests prove compatibility with better-auth's code, not with our r
 """
 
 import json
-import shutil
 import subprocess
 import unicodedata
 from pathlib import Path
@@ -18,6 +17,7 @@ from django.contrib.auth.hashers import check_password, identify_hasher, make_pa
 from authservice.hashers import ALGORITHM, BetterAuthScryptPasswordHasher, normalize_imported
 
 from .conftest import error_of
+from tests.peers.node import node_or_skip
 
 TESTS = Path(__file__).resolve().parent
 JS = TESTS / "js"
@@ -143,12 +143,7 @@ def test_an_imported_user_signs_in_with_a_differently_normalised_password(settin
 
 
 def _node():
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("Node.js is not installed (needed to run better-auth's own hashPassword)")
-    if not (JS / "node_modules" / "better-auth").is_dir():
-        pytest.skip("better-auth is not installed: run `npm ci --prefix tests/js`")
-    return node
+    return node_or_skip("better-auth")  # runs better-auth's own hashPassword
 
 
 def test_a_fresh_hash_from_better_auths_own_helper_verifies():

@@ -24,7 +24,22 @@ class Seen:
         return {key: values[-1] for key, values in parse_qs(self.body).items()}
 
 
-class StubServer:
+class LoopbackServer:
+    """An HTTP server on a free loopback port, served by a daemon thread until ``close()``."""
+
+    def serve(self, handler):
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class StubServer(LoopbackServer):
     def __init__(self):
         self.routes = {}
         self.requests = []
@@ -54,10 +69,7 @@ class StubServer:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.serve(Handler)
 
     def calls(self, path):
         return [seen for seen in self.requests if seen.path == path]
@@ -65,7 +77,3 @@ class StubServer:
     def reset(self):
         self.routes.clear()
         self.requests.clear()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()

@@ -5,15 +5,15 @@ dnspython to a real UDP server written with dnslib.
 """
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from dnslib import QTYPE, RR, TXT
 from dnslib.server import BaseResolver, DNSServer
 
 from tests.conftest import PASSWORD, ApiClient, _deep_merge
+from tests.peers.stub_server import LoopbackServer
 
 
 @pytest.fixture(autouse=True)
@@ -37,18 +37,13 @@ def configure_sso(settings):
 
 
 # --- a loopback IdP ------------------------------------------------------------------------------
-class FakeIdP:
+class FakeIdP(LoopbackServer):
     """Serves configurable answers; ``requests`` lists every path asked for."""
 
     def __init__(self):
         self.routes = {}
         self.requests = []
-        handler = self._handler()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.serve(self._handler())
 
     def set(self, path, body=None, status=200, delay=0.0, headers=None, raw=None):
         self.routes[path] = (status, body, delay, headers or {}, raw)
@@ -97,10 +92,6 @@ class FakeIdP:
                 pass
 
         return Handler
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

@@ -12,13 +12,10 @@ Test modules import the fixtures: ``from tests.sso.conftest_oidc import *``.
 
 import base64
 import json
-import os
 import re
-import shutil
 import subprocess
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, urljoin, urlsplit
 
@@ -29,6 +26,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.conftest import BASE, ORIGIN
+from tests.peers.node import node_or_skip
+from tests.peers.stub_server import LoopbackServer
 
 JS = Path(__file__).resolve().parent.parent / "js"
 OP_SCRIPT = JS / "sso_oidc_provider.mjs"
@@ -45,17 +44,7 @@ OP_ACCOUNTS = {
 
 
 def _node_or_skip():
-    node = shutil.which("node")
-    missing = None
-    if node is None:
-        missing = "Node.js is not installed"
-    elif not (JS / "node_modules" / "oidc-provider").is_dir():
-        missing = "oidc-provider is not installed in tests/js (run `npm ci --prefix tests/js`)"
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(missing)
-        pytest.skip(missing)
-    return node
+    return node_or_skip("oidc-provider")
 
 
 class OpenIDProvider:
@@ -167,7 +156,7 @@ def public_jwk(key, kid):
             "n": _b64(as_bytes(numbers.n)), "e": _b64(as_bytes(numbers.e))}
 
 
-class StubIdP:
+class StubIdP(LoopbackServer):
     """Token endpoint + JWKS + userinfo on loopback. ``claims`` and ``sign`` shape the next ID token."""
 
     def __init__(self):
@@ -179,11 +168,8 @@ class StubIdP:
         self.id_token = None  # the next ID token (a string), set by the test
         self.hits = []
         self.token_requests = []
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.serve(self._handler())
         self.issuer = self.url
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def oidc_config(self, **changes):
         config = {"issuer": self.issuer, "clientId": "stub-client", "clientSecret": "stub-secret",
@@ -241,10 +227,6 @@ class StubIdP:
                 pass
 
         return Handler
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

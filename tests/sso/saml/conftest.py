@@ -15,9 +15,7 @@ Other test modules build on ``Provider.idp_response(...)`` (a genuine response f
 
 import html
 import json
-import os
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +25,7 @@ import pytest
 import requests
 
 from tests.conftest import BASE, ORIGIN, PASSWORD, ApiClient
+from tests.peers.node import node_or_skip
 
 JS = Path(__file__).resolve().parents[2] / "js"
 IDP_SCRIPT = JS / "saml_idp.mjs"
@@ -35,17 +34,7 @@ FORM = "application/x-www-form-urlencoded"
 
 
 def _node_or_skip():
-    node = shutil.which("node")
-    missing = None
-    if node is None:
-        missing = "Node.js is not installed"
-    elif not (JS / "node_modules" / "samlify").is_dir():
-        missing = "samlify is not installed in tests/js (run `npm ci --prefix tests/js`)"
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(missing)
-        pytest.skip(missing)
-    return node
+    return node_or_skip("samlify")
 
 
 @dataclass
