@@ -6,8 +6,8 @@ sign-in or authenticated request that compiling was the larger part of the reque
 it is built once per database alias from the model's metadata, and rows come back as model
 instances through the same converters Django applies (time zones, SQLite's text dates).
 
-Only equality lookups on one table, or the session-with-user join, and a delete by primary key.
-Anything more involved stays on the ORM.
+Only equality lookups on one table (optionally joined with one foreign key) and a delete by
+primary key. Anything more involved stays on the ORM.
 """
 
 import functools
@@ -51,25 +51,42 @@ def instance(model, alias, values):
 
 
 @functools.lru_cache(maxsize=None)
-def _select_sql(model, alias, fields, for_update):
+def _select_sql(model, alias, fields, related, for_update):
     connection = connections[alias]
+    quote = connection.ops.quote_name
+    table, selected = quote(model._meta.db_table), columns(model, alias)
+    if related:
+        foreign_key = model._meta.get_field(related)
+        target = foreign_key.related_model
+        selected = selected + columns(target, alias)
+        table += (f" INNER JOIN {quote(target._meta.db_table)} ON {_quote(connection, model, foreign_key)} = "
+                  f"{_quote(connection, target, foreign_key.target_field)}")
     where = " AND ".join(f"{_quote(connection, model, model._meta.get_field(name))} = %s" for name in fields)
     lock = " FOR UPDATE" if for_update and connection.features.has_select_for_update else ""
-    return f"SELECT {', '.join(columns(model, alias))} FROM {connection.ops.quote_name(model._meta.db_table)} WHERE {where} LIMIT 1{lock}"
+    return f"SELECT {', '.join(selected)} FROM {table} WHERE {where} LIMIT 1{lock}"
 
 
-def get_row(model, for_update=False, **equals):
+def get_row(model, *, related=None, for_update=False, **equals):
     """The one ``model`` row whose fields equal ``equals`` (unordered: for unique lookups), or None.
 
-    ``for_update`` locks it (``SELECT ... FOR UPDATE`` where the database has it) and, as
+    ``related`` names a foreign key to load in the same query (``select_related``). ``for_update``
+    locks the row (``SELECT ... FOR UPDATE`` where the database has it) and, as
     ``select_for_update()``, belongs inside ``transaction.atomic()``.
     """
     alias = router.db_for_write(model) if for_update else router.db_for_read(model)
     names = tuple(sorted(equals))
     with connections[alias].cursor() as cursor:
-        cursor.execute(_select_sql(model, alias, names, for_update), [equals[name] for name in names])
+        cursor.execute(_select_sql(model, alias, names, related, for_update), [equals[name] for name in names])
         row = cursor.fetchone()
-    return None if row is None else instance(model, alias, row)
+    if row is None:
+        return None
+    if not related:
+        return instance(model, alias, row)
+    width = len(columns(model, alias))
+    found = instance(model, alias, row[:width])
+    foreign_key = model._meta.get_field(related)
+    foreign_key.set_cached_value(found, instance(foreign_key.related_model, alias, row[width:]))
+    return found
 
 
 @functools.lru_cache(maxsize=None)

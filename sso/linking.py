@@ -82,8 +82,7 @@ def _locked_provider(provider_ref):
 
 
 def _user_for(provider, identity, request_sign_up):
-    account = (Account.objects.select_related("user")
-               .filter(provider_id=provider.provider_id, account_id=identity.account_id).first())
+    account = db.get_row(Account, related="user", provider_id=provider.provider_id, account_id=identity.account_id)
     if account is not None:
         _update_tokens(account, identity.account_fields)
         return account.user, False

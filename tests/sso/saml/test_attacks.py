@@ -182,6 +182,19 @@ def test_a_signature_by_a_certificate_embedded_in_keyinfo_is_refused(flow, api):
     refused(api, flow.sp_initiated(key="evil"), "saml_error")
 
 
+def test_a_replaced_certificate_is_used_from_the_next_response_on(flow, api, keys):
+    # Loaded SP configurations are reused within a process: the cache must notice the new cert.
+    assert flow.sp_initiated()["Location"] == "/dashboard"
+    Session.objects.all().delete()
+    api.cookies.clear()
+    provider = SsoProvider.objects.get(provider_id="acme")
+    SsoProvider.objects.filter(pk=provider.pk).update(saml_config={**provider.saml_config, "cert": keys["evil"].cert_pem})
+    result = outcome(flow.sp_initiated(key="idp"))
+    assert result.get("error") == "saml_error", result
+    assert not Session.objects.exists()
+    assert flow.sp_initiated(key="evil")["Location"] == "/dashboard"
+
+
 def test_a_signed_assertion_whose_content_was_changed_is_refused(flow, api):
     request_id, relay_state = flow.begin()
     xml = flow.signed(flow.claims(request_id=request_id, name_id="eve@acme.com",
