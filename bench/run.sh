@@ -7,7 +7,7 @@
 # (the WSGI application, project.wsgi:application), BENCH_DATABASE_URL,
 # BENCH_REDIS_URL, BENCH_MODES ("plain redis"), BENCH_ENDPOINTS ("get-session sign-in sign-up saml-acs"),
 # BENCH_HASH_SECONDS (8; 0 skips the hash ceiling), BENCH_IDLE_WAIT (s to wait for a quiet machine before each run, 60),
-# BENCH_SAML_POOL (signed SAMLResponses made before the ACS run, 1500; 800 at most for -c1), PYTHON.
+# BENCH_SAML_POOL (signed SAMLResponses made before the ACS run, 2500; 1200 at most for -c1), PYTHON.
 # An endpoint name ending in -c1 runs with one connection: latency without queueing.
 set -euo pipefail
 
@@ -24,7 +24,7 @@ DATABASE_URL_BENCH=${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/auth
 REDIS_URL_BENCH=${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14}
 MODES=${BENCH_MODES:-plain redis}
 ENDPOINTS=${BENCH_ENDPOINTS:-get-session sign-in sign-up saml-acs saml-acs-c1}
-SAML_POOL=${BENCH_SAML_POOL:-1500}
+SAML_POOL=${BENCH_SAML_POOL:-2500}
 HASH_SECONDS=${BENCH_HASH_SECONDS:-8}
 IDLE_WAIT=${BENCH_IDLE_WAIT:-60}
 DB_NAME=${DATABASE_URL_BENCH##*/}
@@ -221,7 +221,7 @@ run_mode() {
     for endpoint in $ENDPOINTS; do
         case $endpoint in
             saml-acs) make_saml_pool "$port" "$SAML_POOL" ;;
-            saml-acs-c1) make_saml_pool "$port" $((SAML_POOL < 800 ? SAML_POOL : 800)) ;;
+            saml-acs-c1) make_saml_pool "$port" $((SAML_POOL < 1200 ? SAML_POOL : 1200)) ;;
         esac
         wait_quiet
         log "[$mode] $endpoint: wrk$(case $endpoint in *-c1) echo " -t1 -c1" ;; *) echo " -t$THREADS -c$CONNECTIONS" ;; esac) -d${DURATION}s"
