@@ -24,6 +24,7 @@ from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from authservice.errors import APIError
 from sso import discovery
+from sso.oidc import client_assertion
 
 logger = logging.getLogger("sso")
 
@@ -93,8 +94,12 @@ class ProviderOIDCBackend(OIDCAuthenticationBackend):
         headers = {"Accept": "application/json"}
         method = self.token_auth_method
         if method == "private_key_jwt":
-            raise OIDCFailure("no_private_key_available")
-        if method == "client_secret_post":
+            try:
+                data.update(client_assertion.form_fields(self.provider, self.config, self.OIDC_RP_CLIENT_ID,
+                                                         self.OIDC_OP_TOKEN_ENDPOINT))
+            except client_assertion.KeyUnavailable as unavailable:
+                raise OIDCFailure(unavailable.error) from None
+        elif method == "client_secret_post":
             data["client_id"] = self.OIDC_RP_CLIENT_ID
             data["client_secret"] = self.OIDC_RP_CLIENT_SECRET
         else:

@@ -11,6 +11,7 @@ Test modules import the fixtures: ``from tests.sso.conftest_oidc import *``.
 """
 
 import base64
+import functools
 import json
 import re
 import subprocess
@@ -34,7 +35,27 @@ OP_SCRIPT = JS / "sso_oidc_provider.mjs"
 CALLBACK = f"{ORIGIN}{BASE}/sso/callback/"
 BASIC_SECRET = "basic s3cret:/+%&"  # characters that must be form-encoded in the Basic header
 POST_SECRET = "post-secret-value"
-OP_PROVIDER_IDS = ("acme", "acme-two", "acme-post")
+OP_PROVIDER_IDS = ("acme", "acme-two", "acme-post", "acme-jwt")
+# acme-jwt authenticates with private_key_jwt: the OP knows this key's public half.
+JWT_CLIENT_KEY_ID = "acme-jwt-key-1"
+
+
+@functools.lru_cache(maxsize=None)
+def jwt_client_key():
+    """The PEM private key of the acme-jwt client, made once per test run (never committed)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
+
+
+def _client_auth(pid):
+    if pid == "acme-jwt":
+        public = serialization.load_pem_private_key(jwt_client_key().encode(), None).public_key()
+        jwk = {**json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(public)), "kid": JWT_CLIENT_KEY_ID, "use": "sig"}
+        return {"token_endpoint_auth_method": "private_key_jwt", "jwks": {"keys": [jwk]}}
+    if pid == "acme-post":
+        return {"client_secret": POST_SECRET, "token_endpoint_auth_method": "client_secret_post"}
+    return {"client_secret": BASIC_SECRET, "token_endpoint_auth_method": "client_secret_basic"}
 OP_ACCOUNTS = {
     "ada@acme.com": {"email": "Ada@Acme.com", "email_verified": True, "name": "Ada Lovelace",
                      "picture": "https://img.acme.com/ada.png", "groups": ["eng", "admins"]},
@@ -80,8 +101,7 @@ def oidc_op():
     node = _node_or_skip()
     clients = [{
         "client_id": f"{pid}-client",
-        "client_secret": POST_SECRET if pid == "acme-post" else BASIC_SECRET,
-        "token_endpoint_auth_method": "client_secret_post" if pid == "acme-post" else "client_secret_basic",
+        **_client_auth(pid),
         "redirect_uris": [CALLBACK + pid],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
