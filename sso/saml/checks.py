@@ -1,4 +1,8 @@
-"""System check: pysaml2 verifies and decrypts through the xmlsec1 binary (Debian package ``xmlsec1``)."""
+"""System check: the xmlsec1 binary (Debian package ``xmlsec1``) must be installed.
+
+Signatures are verified in-process (sso/saml/signature.py), but pysaml2 decrypts encrypted
+assertions with the binary and refuses to build a SAML client when it is missing.
+"""
 
 import shutil
 
@@ -10,7 +14,7 @@ def check_xmlsec1(app_configs, **kwargs):
     if shutil.which("xmlsec1"):
         return []
     return [Error(
-        "The xmlsec1 binary is not installed: SAML responses cannot be verified.",
+        "The xmlsec1 binary is not installed: SAML responses cannot be processed.",
         hint="Install it (Debian/Ubuntu: apt-get install xmlsec1; macOS: brew install libxmlsec1) "
              "or remove the SAML providers.",
         id="sso.E010",

@@ -1,4 +1,4 @@
-"""System check sso.E010: pysaml2 cannot verify anything without the xmlsec1 binary."""
+"""System check sso.E010: without the xmlsec1 binary pysaml2 builds no SAML client (it decrypts with it)."""
 
 import os
 import subprocess
