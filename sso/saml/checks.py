@@ -1,7 +1,7 @@
 """System check: the xmlsec1 binary (Debian package ``xmlsec1``) must be installed.
 
-Signatures are verified in-process (sso/saml/signature.py), but pysaml2 decrypts encrypted
-assertions with the binary and refuses to build a SAML client when it is missing.
+Signatures are verified and assertions decrypted in-process (sso/saml/signature.py), but pysaml2's
+crypto backend refuses to build a SAML client when the binary it was built around is missing.
 """
 
 import shutil

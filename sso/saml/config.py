@@ -5,7 +5,7 @@ the next one. A loaded configuration without private keys is kept per process, k
 it is built from (the provider's fingerprint, base URL, expected issuer and audience, clock skew):
 building it is about 1.5 ms of a SAML response's ~15. One with keys is built per ``client()``
 block, its keys written to a private temporary directory for that block only, because pysaml2 and
-xmlsec1 read keys from files.
+its crypto backend reads keys from files.
 """
 
 import contextlib
@@ -300,7 +300,7 @@ def _keyless_config(ctx, settings, issuer=None, audience=None):
 
 def _saml_client(config):
     saml_client = Saml2Client(config=config)
-    # Signatures are checked in this process; decryption still runs the xmlsec1 binary.
+    # Signatures are checked and assertions decrypted in this process, not by the xmlsec1 binary.
     saml_client.sec.crypto = signature.InProcessVerifier(saml_client.sec.crypto.xmlsec, delete_tmpfiles=True)
     return saml_client
 

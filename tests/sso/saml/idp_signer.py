@@ -181,6 +181,36 @@ def sign(xml, keypair, element_id, tmp_path, algorithm=RSA_SHA256, digest=SHA256
     return signed.split("?>", 1)[1].lstrip("\n") if signed.startswith("<?xml") else signed
 
 
+XENC = "http://www.w3.org/2001/04/xmlenc#"
+AES256_CBC = "http://www.w3.org/2001/04/xmlenc#aes256-cbc"
+RSA_OAEP = "http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p"
+
+
+def encrypt(xml, cert_path, tmp_path, key_transport=RSA_OAEP, data_encryption=AES256_CBC):
+    """An ``xenc:EncryptedData`` of the element ``xml`` for the holder of ``cert_path``, made by the
+    xmlsec1 binary as an IdP encrypts an assertion: a fresh session key, transported inline."""
+    tmp_path = Path(tmp_path)
+    name = uuid.uuid4().hex
+    data, template = tmp_path / f"plain-{name}.xml", tmp_path / f"template-{name}.xml"
+    data.write_text(xml)
+    template.write_text(
+        f'<xenc:EncryptedData xmlns:xenc="{XENC}" Type="{XENC}Element">'
+        f'<xenc:EncryptionMethod Algorithm="{data_encryption}"/>'
+        f'<ds:KeyInfo xmlns:ds="{DS}"><xenc:EncryptedKey><xenc:EncryptionMethod Algorithm="{key_transport}"/>'
+        "<xenc:CipherData><xenc:CipherValue></xenc:CipherValue></xenc:CipherData></xenc:EncryptedKey></ds:KeyInfo>"
+        "<xenc:CipherData><xenc:CipherValue></xenc:CipherValue></xenc:CipherData></xenc:EncryptedData>")
+    result = subprocess.run(
+        ["xmlsec1", "--encrypt", "--pubkey-cert-pem", str(cert_path), "--session-key", "aes-256",
+         "--xml-data", str(data), "--output", "/dev/stdout", str(template)],
+        capture_output=True, text=True)
+    data.unlink()
+    template.unlink()
+    if result.returncode != 0:
+        raise RuntimeError(f"xmlsec1 --encrypt failed: {result.stderr}")
+    encrypted = result.stdout
+    return encrypted.split("?>", 1)[1].lstrip("\n") if encrypted.startswith("<?xml") else encrypted
+
+
 def encode(xml):
     return base64.b64encode(xml.encode()).decode()
 

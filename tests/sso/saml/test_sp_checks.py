@@ -1,4 +1,4 @@
-"""System check sso.E010: without the xmlsec1 binary pysaml2 builds no SAML client (it decrypts with it)."""
+"""System check sso.E010: without the xmlsec1 binary pysaml2 builds no SAML client."""
 
 import os
 import subprocess
