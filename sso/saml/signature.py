@@ -18,7 +18,8 @@ binary, so this backend keeps the binary's semantics and adds a few refusals of 
 
 Decryption (``decrypt``) is ``xmlsec1 --decrypt --privkey-pem <key> --id-attr:Id EncryptedKey``:
 the first EncryptedData of the document is replaced by its plaintext, the only key is the SP's, and a
-RetrievalMethod must point into the document (Shibboleth puts the EncryptedKey beside the data).
+RetrievalMethod must point into the document (Shibboleth puts the EncryptedKey beside the data)
+and the ciphertext must be there too (no CipherReference).
 
 pysaml2 still insists that the binary exists (its security context checks the path), so sso.E010
 stays. The parsed certificate is cached per PEM text; nothing else outlives a call.
@@ -40,6 +41,7 @@ REFERENCE = f"{{{DS}}}Reference"
 RETRIEVAL_METHOD = f"{{{DS}}}RetrievalMethod"
 ENCRYPTED_DATA = f"{{{XENC}}}EncryptedData"
 ENCRYPTED_KEY = f"{{{XENC}}}EncryptedKey"
+CIPHER_REFERENCE = f"{{{XENC}}}CipherReference"
 
 REFERENCE_TRANSFORMS = (
     xmlsec.constants.TransformEnveloped,
@@ -142,6 +144,8 @@ def decrypt(encrypted_text, key_pem):
     data = next(root.iter(ENCRYPTED_DATA), None)
     if data is None:
         raise Refused("no EncryptedData")
+    if next(root.iter(CIPHER_REFERENCE), None) is not None:
+        raise Refused("CipherReference: the ciphertext must be in the document")
     for method in root.iter(RETRIEVAL_METHOD):
         if not (method.get("URI") or "").startswith("#"):
             raise Refused(f"RetrievalMethod URI {method.get('URI')!r} is not same-document")

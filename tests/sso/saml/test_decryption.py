@@ -70,6 +70,17 @@ def test_a_retrieval_method_outside_the_document_is_refused(keys, assertion, tmp
         signature.decrypt(response_with(encrypted), keys["sp"].key_path.read_bytes())
 
 
+def test_a_cipher_reference_is_refused(keys, assertion, tmp_path):
+    ciphertext = tmp_path / "cipher.bin"
+    ciphertext.write_bytes(b"\0" * 64)
+    encrypted = idp_signer.encrypt(assertion, keys["sp"].cert_path, tmp_path)
+    last = encrypted.rindex("<xenc:CipherData>")
+    referenced = encrypted[:last] + f'<xenc:CipherData><xenc:CipherReference URI="{ciphertext.as_uri()}"/>' \
+        "</xenc:CipherData></xenc:EncryptedData>"
+    with pytest.raises(signature.Refused):
+        signature.decrypt(response_with(referenced), keys["sp"].key_path.read_bytes())
+
+
 def test_a_doctype_is_refused_before_decryption(keys, assertion, tmp_path):
     encrypted = idp_signer.encrypt(assertion, keys["sp"].cert_path, tmp_path)
     with pytest.raises(signature.Refused):
