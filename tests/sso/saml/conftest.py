@@ -52,6 +52,16 @@ class KeyPair:
 
 
 @pytest.fixture(scope="session")
+def xmlsec_keys(tmp_path_factory):
+    """Key pairs for documents signed and encrypted by the xmlsec1 binary: ``idp``, ``sp``, ``other``."""
+    from tests.sso.saml import idp_signer
+
+    idp_signer.require_binaries()
+    directory = tmp_path_factory.mktemp("xmlsec-keys")
+    return {name: idp_signer.make_keypair(directory, name) for name in ("idp", "sp", "other")}
+
+
+@pytest.fixture(scope="session")
 def saml_keys(tmp_path_factory):
     directory = tmp_path_factory.mktemp("saml-keys")
     pairs = {}

@@ -94,6 +94,11 @@ class Claims:
         self.not_on_or_after = self.not_on_or_after or self.issue_instant + datetime.timedelta(minutes=5)
 
 
+def sample_claims():
+    """Claims for tests that look at the XML alone (no SP, no request behind them)."""
+    return Claims(issuer="https://idp.test", destination="https://sp.test/acs", audience="https://sp.test")
+
+
 def _irt(claims):
     return f" InResponseTo={quoteattr(claims.in_response_to)}" if claims.in_response_to else ""
 

@@ -9,22 +9,14 @@ import xmlsec
 
 from sso.saml import signature
 from tests.sso.saml import idp_signer
-from tests.sso.saml.idp_signer import SAML, SAMLP, Claims
+from tests.sso.saml.idp_signer import SAML, SAMLP
 
 RETRIEVAL = "http://www.w3.org/2001/04/xmlenc#EncryptedKey"
 
 
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory):
-    idp_signer.require_binaries()
-    directory = tmp_path_factory.mktemp("decryption-keys")
-    return {name: idp_signer.make_keypair(directory, name) for name in ("sp", "other")}
-
-
 @pytest.fixture
 def assertion():
-    claims = Claims(issuer="https://idp.test", destination="https://sp.test/acs", audience="https://sp.test")
-    return idp_signer.assertion_xml(claims)
+    return idp_signer.assertion_xml(idp_signer.sample_claims())
 
 
 def response_with(encrypted_assertion_content):
@@ -42,61 +34,61 @@ def key_outside(encrypted, uri="#ek-1"):
     return encrypted[:start] + method + encrypted[end:] + key
 
 
-def test_the_assertion_is_decrypted_with_the_sp_key(keys, assertion, tmp_path):
-    encrypted = idp_signer.encrypt(assertion, keys["sp"].cert_path, tmp_path)
+def test_the_assertion_is_decrypted_with_the_sp_key(xmlsec_keys, assertion, tmp_path):
+    encrypted = idp_signer.encrypt(assertion, xmlsec_keys["sp"].cert_path, tmp_path)
     assert "ada@acme.com" not in encrypted
-    decrypted = signature.decrypt(response_with(encrypted), keys["sp"].key_path.read_bytes())
+    decrypted = signature.decrypt(response_with(encrypted), xmlsec_keys["sp"].key_path.read_bytes())
     assert "ada@acme.com" in decrypted and "EncryptedData" not in decrypted
     assert "<saml:EncryptedAssertion><saml:Assertion" in decrypted
 
 
-def test_a_key_outside_the_encrypted_data_is_found_by_its_id(keys, assertion, tmp_path):
-    encrypted = key_outside(idp_signer.encrypt(assertion, keys["sp"].cert_path, tmp_path))
-    decrypted = signature.decrypt(response_with(encrypted), keys["sp"].key_path.read_bytes())
+def test_a_key_outside_the_encrypted_data_is_found_by_its_id(xmlsec_keys, assertion, tmp_path):
+    encrypted = key_outside(idp_signer.encrypt(assertion, xmlsec_keys["sp"].cert_path, tmp_path))
+    decrypted = signature.decrypt(response_with(encrypted), xmlsec_keys["sp"].key_path.read_bytes())
     assert "ada@acme.com" in decrypted
 
 
-def test_another_key_cannot_decrypt(keys, assertion, tmp_path):
-    encrypted = idp_signer.encrypt(assertion, keys["sp"].cert_path, tmp_path)
+def test_another_key_cannot_decrypt(xmlsec_keys, assertion, tmp_path):
+    encrypted = idp_signer.encrypt(assertion, xmlsec_keys["sp"].cert_path, tmp_path)
     with pytest.raises(xmlsec.Error):
-        signature.decrypt(response_with(encrypted), keys["other"].key_path.read_bytes())
+        signature.decrypt(response_with(encrypted), xmlsec_keys["other"].key_path.read_bytes())
 
 
-def test_a_retrieval_method_outside_the_document_is_refused(keys, assertion, tmp_path):
+def test_a_retrieval_method_outside_the_document_is_refused(xmlsec_keys, assertion, tmp_path):
     outside = tmp_path / "key.xml"
     outside.write_text("<x/>")
-    encrypted = key_outside(idp_signer.encrypt(assertion, keys["sp"].cert_path, tmp_path), uri=outside.as_uri())
+    encrypted = key_outside(idp_signer.encrypt(assertion, xmlsec_keys["sp"].cert_path, tmp_path), uri=outside.as_uri())
     with pytest.raises(signature.Refused):
-        signature.decrypt(response_with(encrypted), keys["sp"].key_path.read_bytes())
+        signature.decrypt(response_with(encrypted), xmlsec_keys["sp"].key_path.read_bytes())
 
 
-def test_a_cipher_reference_is_refused(keys, assertion, tmp_path):
+def test_a_cipher_reference_is_refused(xmlsec_keys, assertion, tmp_path):
     ciphertext = tmp_path / "cipher.bin"
     ciphertext.write_bytes(b"\0" * 64)
-    encrypted = idp_signer.encrypt(assertion, keys["sp"].cert_path, tmp_path)
+    encrypted = idp_signer.encrypt(assertion, xmlsec_keys["sp"].cert_path, tmp_path)
     last = encrypted.rindex("<xenc:CipherData>")
     referenced = encrypted[:last] + f'<xenc:CipherData><xenc:CipherReference URI="{ciphertext.as_uri()}"/>' \
         "</xenc:CipherData></xenc:EncryptedData>"
     with pytest.raises(signature.Refused):
-        signature.decrypt(response_with(referenced), keys["sp"].key_path.read_bytes())
+        signature.decrypt(response_with(referenced), xmlsec_keys["sp"].key_path.read_bytes())
 
 
-def test_a_doctype_is_refused_before_decryption(keys, assertion, tmp_path):
-    encrypted = idp_signer.encrypt(assertion, keys["sp"].cert_path, tmp_path)
+def test_a_doctype_is_refused_before_decryption(xmlsec_keys, assertion, tmp_path):
+    encrypted = idp_signer.encrypt(assertion, xmlsec_keys["sp"].cert_path, tmp_path)
     with pytest.raises(signature.Refused):
         signature.decrypt('<!DOCTYPE r [<!ENTITY e "x">]>' + response_with(encrypted),
-                          keys["sp"].key_path.read_bytes())
+                          xmlsec_keys["sp"].key_path.read_bytes())
 
 
-def test_a_document_without_encrypted_data_is_refused(keys, assertion):
+def test_a_document_without_encrypted_data_is_refused(xmlsec_keys, assertion):
     with pytest.raises(signature.Refused):
-        signature.decrypt(response_with(assertion), keys["sp"].key_path.read_bytes())
+        signature.decrypt(response_with(assertion), xmlsec_keys["sp"].key_path.read_bytes())
 
 
-def test_pysaml2_decryption_failures_are_its_decrypt_error(keys, assertion, tmp_path):
+def test_pysaml2_decryption_failures_are_its_decrypt_error(xmlsec_keys, assertion, tmp_path):
     from saml2.sigver import DecryptError
 
-    encrypted = idp_signer.encrypt(assertion, keys["sp"].cert_path, tmp_path)
+    encrypted = idp_signer.encrypt(assertion, xmlsec_keys["sp"].cert_path, tmp_path)
     backend = signature.InProcessVerifier("/usr/bin/xmlsec1")
     with pytest.raises(DecryptError):
-        backend.decrypt(response_with(encrypted), str(keys["other"].key_path))
+        backend.decrypt(response_with(encrypted), str(xmlsec_keys["other"].key_path))

@@ -11,7 +11,7 @@ from saml2.xml.schema import validate as xmlschema_validate
 
 from sso.saml import schema
 from tests.sso.saml import idp_signer
-from tests.sso.saml.idp_signer import DS, Claims
+from tests.sso.saml.idp_signer import DS
 
 ISSUER = "<saml:Issuer>https://idp.test</saml:Issuer>"
 SIGNATURE = (f'<ds:Signature xmlns:ds="{DS}"><ds:SignedInfo>'
@@ -21,16 +21,12 @@ SIGNATURE = (f'<ds:Signature xmlns:ds="{DS}"><ds:SignedInfo>'
              "</ds:Reference></ds:SignedInfo><ds:SignatureValue>AAAA</ds:SignatureValue></ds:Signature>")
 
 
-def claims():
-    return Claims(issuer="https://idp.test", destination="https://sp.test/acs", audience="https://sp.test")
-
-
 def assertion(change=lambda xml: xml):
-    return change(idp_signer.assertion_xml(claims()))
+    return change(idp_signer.assertion_xml(idp_signer.sample_claims()))
 
 
 def response(change=lambda xml: xml):
-    return change(idp_signer.response_xml(claims()))
+    return change(idp_signer.response_xml(idp_signer.sample_claims()))
 
 
 VALID = {
