@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 from django.core.exceptions import SuspiciousOperation
 
-from authservice import app_settings, cookies, links, tokens
+from authservice import app_settings, cookies, db, links, tokens
 from authservice.errors import APIError
 from sso import app_settings as sso_settings
 from sso import discovery, linking, signin, state
@@ -138,7 +138,7 @@ def _provider(provider_id, pending):
     ref = pending.provider_ref
     if not ref or not ref.get("providerId") or not ref.get("fingerprint"):
         raise CallbackError("invalid_state", "missing_sso_provider_reference")
-    provider = SsoProvider.objects.filter(provider_id=provider_id).first()
+    provider = db.get_row(SsoProvider, provider_id=provider_id)
     if provider is None:
         raise CallbackError("invalid_provider", "provider not found")
     if ref["providerId"] != provider_id or ref.get("rowId") != provider.pk \

@@ -22,58 +22,29 @@ import itertools
 import os
 import socket
 import sqlite3
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import requests
 from requests.adapters import HTTPAdapter
 
-ROOT = Path(__file__).resolve().parents[2]
-BASE_PATH = "/api/auth"
-# Named after the suite's own database, so two runs on different DATABASE_URLs never drop each other's.
-DATABASE = (urlsplit(os.environ.get("DATABASE_URL", "")).path.lstrip("/") or "authservice") + "_multiproc"
+from tests.peers.gunicorn import (  # noqa: F401 - ROOT: for the test modules
+    ROOT, GunicornServer, admin_connection, drop_postgres_database, free_port, migrate, postgres_url,
+    recreate_postgres_database, suite_database)
+
+DATABASE = suite_database("multiproc")
 REDIS_URL = "redis://127.0.0.1:6379/13"
 PASSWORD = "correct horse battery"
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def postgres_url():
-    """The test run's PostgreSQL URL, or ``None`` on SQLite."""
-    url = os.environ.get("DATABASE_URL", "")
-    return url if url.startswith(("postgres://", "postgresql://", "pgsql://")) else None
-
-
-def _libpq(url, database):
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(scheme="postgresql", path=f"/{database}"))
-
-
-def admin_connection(database="postgres"):
-    import psycopg
-
-    return psycopg.connect(_libpq(postgres_url(), database), autocommit=True)
-
-
 def fresh_database(workdir):
     """A new, empty database URL for the servers (migrated by the caller)."""
-    url = postgres_url()
-    if url is None:
+    if postgres_url() is None:
         return f"sqlite:///{workdir / 'shared.sqlite3'}"
-    with admin_connection() as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-        connection.execute(f'CREATE DATABASE "{DATABASE}"')
-    return urlunsplit(urlsplit(url)._replace(path=f"/{DATABASE}"))
+    return recreate_postgres_database(DATABASE)
 
 
 def redis_available():
@@ -98,58 +69,6 @@ def _redis(*commands):
 def flush_redis_db():
     received = _redis("FLUSHDB")
     assert received == b"+OK\r\n+OK\r\n", received
-
-
-# --- one server -----------------------------------------------------------------------------------
-class Server:
-    def __init__(self, name, port, env, workdir):
-        self.name = name
-        self.origin = f"http://127.0.0.1:{port}"
-        self.base = self.origin + BASE_PATH
-        self.port = port
-        self.env = env
-        self.log_path = workdir / f"gunicorn-{name}.log"
-        self.process = None
-
-    def start(self):
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "project.wsgi:application", "--workers", "1",
-                 "--bind", f"127.0.0.1:{self.port}", "--timeout", "30", "--graceful-timeout", "3"],
-                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-            )
-
-    def wait_ready(self, timeout=30):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"gunicorn {self.name} exited:\n{self.log()[-4000:]}")
-            try:
-                # The master accepts at once; the answer waits for the worker to boot.
-                if requests.get(self.base + "/ok", timeout=10).status_code == 200:
-                    return
-            except requests.RequestException:
-                time.sleep(0.1)
-        raise RuntimeError(f"gunicorn {self.name} did not answer within {timeout}s:\n{self.log()[-4000:]}")
-
-    def stop(self):
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=5)
-
-    def log(self):
-        try:
-            return self.log_path.read_text(errors="replace")
-        except FileNotFoundError:
-            return ""
-
-    def __repr__(self):
-        return f"<Server {self.name} {self.origin}>"
 
 
 # --- a client with its own address ----------------------------------------------------------------
@@ -209,8 +128,8 @@ class Pair:
     variant: str
     database_url: str
     mail_dir: Path
-    a: Server
-    b: Server
+    a: GunicornServer
+    b: GunicornServer
     _emails: itertools.count = field(default_factory=itertools.count)
 
     @property
@@ -301,10 +220,10 @@ def pair(request, tmp_path_factory):
     port_a, port_b = free_port(), free_port()
     origin_a, origin_b = f"http://127.0.0.1:{port_a}", f"http://127.0.0.1:{port_b}"
     env = _server_env(variant, database_url, mail_dir, origin_a, origin_b, options)
-    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-                   cwd=ROOT, env=env, check=True, timeout=120)
+    migrate(env)
     servers = Pair(variant, database_url, mail_dir,
-                   Server("A", port_a, env, workdir), Server("B", port_b, env, workdir))
+                   GunicornServer("A", env, workdir / "gunicorn-A.log", port=port_a),
+                   GunicornServer("B", env, workdir / "gunicorn-B.log", port=port_b))
     try:
         for server in servers.servers:
             server.start()
@@ -315,5 +234,4 @@ def pair(request, tmp_path_factory):
         for server in servers.servers:
             server.stop()
         if postgres_url() is not None:
-            with admin_connection() as connection:
-                connection.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
+            drop_postgres_database(DATABASE)
