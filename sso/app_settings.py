@@ -24,6 +24,8 @@ DEFAULTS = {
         "enabled": False,
         # Lifetime of a domain-verification token, seconds (better-auth: 7 days).
         "token_expires_in": 7 * DAY,
+        # Seconds of DNS time one verify-domain request may spend, all its TXT lookups together (I6).
+        "dns_timeout": 10,
     },
     # Nameservers for the TXT lookups: ["host", "host:port", ...]; empty = the system resolver.
     "dns_nameservers": [],

@@ -4,13 +4,19 @@ The provider's owner publishes ``_auth-token-{providerId}.{domain}  TXT  "<token
 ``"_auth-token-{providerId}=<token>"``) for every domain of the provider; :func:`verify` looks the
 records up with dnspython and compares in constant time. The token is a verification row with a
 7-day expiry.
+
+Cost (I6): the list is bounded (``hostnames.MAX_DOMAINS``) and validated before the first lookup, and
+the whole request shares one DNS deadline (``domain_verification.dns_timeout`` seconds), so a
+provider with many domains, or a nameserver that never answers, cannot hold a worker for
+5 s per domain.
 """
 
 import socket
+import time
 from datetime import timedelta
-from urllib.parse import urlsplit
 
 import dns.exception
+import dns.name
 import dns.nameserver
 import dns.resolver
 from django.db import transaction
@@ -19,14 +25,14 @@ from django.utils import timezone
 from authservice.errors import APIError
 from authservice.models import Verification
 from authservice.tokens import URL_SAFE, constant_time_equals, random_string
-from sso import app_settings, signals
+from sso import app_settings, hostnames, signals
 from sso.errors import NO_RESOLVER_MESSAGE, codes, verification_failed_message
 from sso.models import SsoProvider
 
 PREFIX = "_auth-token-"  # SEED; better-auth uses "_better-auth-token-"
 TOKEN_LENGTH = 24
 DNS_LABEL_LIMIT = 63
-DNS_LIFETIME = 5.0  # seconds for one TXT lookup, retries included
+DNS_LIFETIME = 5.0  # seconds for one TXT lookup at most, retries included
 
 
 def enabled():
@@ -99,24 +105,31 @@ def resolver():
 
 
 def normalize_domain(domain):
-    """A bare, lower-case hostname from ``domain`` (a scheme, path or port is dropped)."""
-    value = (domain or "").strip()
-    host = urlsplit(value if "://" in value else f"//{value}").hostname or ""
-    host = host.rstrip(".").lower()
-    try:
-        host = host.encode("idna").decode("ascii")
-    except UnicodeError:
-        raise APIError(400, codes.INVALID_DOMAIN) from None
-    labels = host.split(".")
-    if not host or len(host) > 253 or any(not label or len(label) > DNS_LABEL_LIMIT for label in labels):
+    """A bare, lower-case ASCII hostname from a domain-list entry (a scheme, path or port is dropped)."""
+    return hostnames.entry_hostname(domain or "")
+
+
+def dns_timeout():
+    """The DNS time one verify-domain request may spend, all lookups together."""
+    return float(app_settings.domain_verification.dns_timeout)
+
+
+def record_name(ident, host):
+    """``{ident}.{host}`` as a DNS name; 400 when it cannot be one (too long, an empty label)."""
+    text = f"{ident}.{host}"
+    if len(text) > hostnames.MAX_HOSTNAME:
         raise APIError(400, codes.INVALID_DOMAIN)
-    return host
-
-
-def txt_values(name):
-    """Every TXT record at ``name``, chunks joined and trimmed; ``[]`` when there is none."""
     try:
-        answer = resolver().resolve(name, "TXT", raise_on_no_answer=False)
+        return dns.name.from_text(text)
+    except dns.exception.DNSException:
+        raise APIError(400, codes.INVALID_DOMAIN) from None
+
+
+def txt_values(name, using=None, lifetime=DNS_LIFETIME):
+    """Every TXT record at ``name``, chunks joined and trimmed; ``[]`` when there is none, or none came
+    within ``lifetime`` seconds."""
+    try:
+        answer = (using or resolver()).resolve(name, "TXT", raise_on_no_answer=False, lifetime=lifetime)
     except (dns.resolver.NXDOMAIN, dns.resolver.NoNameservers, dns.exception.Timeout):
         return []
     return [b"".join(record.strings).decode("utf-8", "replace").strip() for record in answer]
@@ -137,11 +150,15 @@ def verify(provider):
     token = pending_token(provider)
     if token is None:
         raise APIError(404, codes.NO_PENDING_VERIFICATION)
-    hosts = [normalize_domain(domain) for domain in provider.domain.split(",") if domain.strip()]
-    if not hosts:
-        raise APIError(400, codes.INVALID_DOMAIN)
-    for host in hosts:
-        if not record_matches(txt_values(f"{ident}.{host}"), ident, token):
+    # Everything is checked before the first lookup: the count, every name, every record name's length.
+    names = [(host, record_name(ident, host)) for host in hostnames.domain_list(provider.domain)]
+    using = resolver()
+    deadline = time.monotonic() + dns_timeout()
+    for host, name in names:
+        # One deadline for the request: each lookup gets what is left of it, at most DNS_LIFETIME.
+        remaining = min(DNS_LIFETIME, deadline - time.monotonic())
+        values = txt_values(name, using, remaining) if remaining > 0 else []
+        if not record_matches(values, ident, token):
             raise APIError(502, codes.DOMAIN_VERIFICATION_FAILED, verification_failed_message(host))
     with transaction.atomic():
         # Conditional on the row and its domain being unchanged since the lookup started.

@@ -9,11 +9,12 @@ import hashlib
 import json
 
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 from django.utils import timezone
 
 from authservice.models import Session
 from authservice.tokens import generate_id
+from sso import app_settings, hostnames
 
 # Config keys that hold secrets: never returned, never fingerprinted, never shown in admin.
 SECRET_KEYS = frozenset({
@@ -61,6 +62,36 @@ class SsoProvider(models.Model):
     def __str__(self):
         return self.provider_id
 
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        instance = super().from_db(db, field_names, values)
+        # What the domain index was built from, so a save that leaves the domain alone skips it.
+        instance._indexed_domain = instance.__dict__.get("domain", models.DEFERRED)
+        return instance
+
+    def save(self, *args, **kwargs):
+        """Save, and keep :class:`SsoProviderDomain` in step with the ``domain`` column (one path for
+        every writer: register, update, admin, commands, fixtures)."""
+        update_fields = kwargs.get("update_fields")
+        stale = ((update_fields is None or "domain" in update_fields)
+                 and getattr(self, "_indexed_domain", None) != self.domain)
+        if not stale:
+            return super().save(*args, **kwargs)
+        with transaction.atomic(using=kwargs.get("using")):
+            super().save(*args, **kwargs)
+            SsoProviderDomain.objects.filter(provider=self).delete()
+            SsoProviderDomain.objects.bulk_create(
+                [SsoProviderDomain(provider=self, domain=host) for host in hostnames.indexable(self.domain)])
+        self._indexed_domain = self.domain
+        return None
+
+    def domain_trusted(self):
+        """True when domain routing and sign-in may trust the provider's domains (sso.md §7, I1):
+        its DNS check passed, or it is a default provider from settings, which counts as verified."""
+        if self.domain_verified:
+            return True
+        return self.provider_id in default_provider_ids(app_settings.default_sso)
+
     @property
     def type(self):
         return self.SAML if self.saml_config else self.OIDC
@@ -91,6 +122,30 @@ class SsoProvider(models.Model):
 
     def provider_ref(self):
         return {"providerId": self.provider_id, "rowId": self.pk, "fingerprint": self.fingerprint()}
+
+
+def default_provider_ids(default_sso):
+    return {item.get("provider_id") or item.get("providerId") for item in default_sso or ()} - {None}
+
+
+class SsoProviderDomain(models.Model):
+    """One hostname of a provider's domain list: the index routing by domain or e-mail reads (I6).
+
+    Matching a sign-in's domain is then ``domain IN (its suffixes)``, at most 127 exact values on a
+    B-tree index, instead of a ``LIKE`` per suffix over the comma-separated column. Rows are derived:
+    :meth:`SsoProvider.save` rewrites them whenever ``domain`` changes; deleting the provider cascades.
+    """
+
+    provider = models.ForeignKey(SsoProvider, on_delete=models.CASCADE, related_name="domain_entries")
+    # Lower-case ASCII (IDNA) hostname, as sso.hostnames.hostname() returns it.
+    domain = models.CharField(max_length=253, db_index=True)
+
+    class Meta:
+        verbose_name = "SSO provider domain"
+        constraints = [models.UniqueConstraint(fields=["provider", "domain"], name="sso_provider_domain_unique")]
+
+    def __str__(self):
+        return f"{self.domain} -> {self.provider_id}"
 
 
 class Organization(models.Model):

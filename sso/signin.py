@@ -8,14 +8,12 @@ state store (sso/state.py), :func:`complete` and the hooks.
 
 import importlib
 
-from django.db.models import Q
-
 from authservice import origins
 from authservice.errors import APIError, codes, validation_error
 from authservice.social.base import RESERVED_PARAMS
 from sso import app_settings as sso_settings
 from sso import errors as sso_errors
-from sso import linking, provisioning
+from sso import linking, provisioning, routing
 from sso.models import Organization, SsoProvider
 
 PROTOCOLS = {SsoProvider.OIDC: "sso.oidc.client", SsoProvider.SAML: "sso.saml.sign_in"}
@@ -38,9 +36,14 @@ def check_request(body):
 
 # --- which provider -------------------------------------------------------------------------------
 def find_provider(*, provider_id=None, organization_slug=None, domain=None, email=None):
-    """First match wins: providerId, organizationSlug, then the domain (given, or the e-mail's)."""
+    """First match wins: providerId, organizationSlug, then the domain (given, or the e-mail's).
+
+    Routing by domain lives in sso/routing.py: validated first, one indexed query, verified
+    providers only when domain verification is on (I1, I6).
+    """
     if not any((provider_id, organization_slug, domain, email)):
         raise APIError(400, codes.SSO_IDENTIFIER_REQUIRED)
+    routing.check_selectors(domain=domain, email=email)
     if provider_id:
         return _found(SsoProvider.objects.filter(provider_id=provider_id).first())
     if organization_slug:
@@ -51,26 +54,14 @@ def find_provider(*, provider_id=None, organization_slug=None, domain=None, emai
             provider = SsoProvider.objects.filter(organization_id=organization.pk).first()
             if provider is not None or not (domain or email):
                 return _found(provider)
-    wanted = (domain or (email or "").rpartition("@")[2]).strip().lower().rstrip(".")
-    return _found(provider_for_domain(wanted) if wanted else None)
+    if not domain and "@" not in (email or ""):
+        return _found(None)  # as better-auth: an address without a domain finds no provider
+    return _found(routing.provider_for_hostname(routing.routing_hostname(domain=domain, email=email)))
 
 
 def provider_for_domain(domain):
-    """The exact ``domain`` column first, then the most specific domain-list entry covering ``domain``."""
-    exact = SsoProvider.objects.filter(domain=domain).first()
-    if exact is not None:
-        return exact
-    labels = domain.split(".")
-    suffixes = [".".join(labels[i:]) for i in range(len(labels))]
-    query = Q()
-    for suffix in suffixes:
-        query |= Q(domain__icontains=suffix)
-    best, best_length = None, -1
-    for provider in SsoProvider.objects.filter(query):
-        for entry in provider.domains():
-            if (domain == entry or domain.endswith("." + entry)) and len(entry) > best_length:
-                best, best_length = provider, len(entry)
-    return best
+    """The provider routing by ``domain`` (a hostname, validated here) finds, or None."""
+    return routing.provider_for_hostname(routing.routing_hostname(domain=domain))
 
 
 def _found(provider):
@@ -96,7 +87,7 @@ def protocol_of(provider, requested=None):
 
 
 def check_domain_verified(provider):
-    if sso_settings.domain_verification.enabled and not provider.domain_verified:
+    if sso_settings.domain_verification.enabled and not provider.domain_trusted():
         raise APIError(401, codes.DOMAIN_NOT_VERIFIED)
 
 

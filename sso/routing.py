@@ -1,0 +1,46 @@
+"""Which provider a sign-in by domain or e-mail goes to (sso.md §3 provider lookup; I1, I6).
+
+- Cost (I6): the name is validated first (:mod:`sso.hostnames`: 253 characters, labels of 1-63,
+  IDNA), then matched with one indexed query, ``domain IN (its suffixes)`` over
+  :class:`~sso.models.SsoProviderDomain`. At most 127 exact values, whatever the input.
+- Trust (I1): with domain verification on, only providers whose domain is verified (or default
+  providers from settings, which count as verified) take part. An unverified provider registered
+  first for ``corp.com``, or for ``a.corp.com``, can then no longer capture the company's
+  sign-ins; it stays reachable by its ``providerId`` alone, where ``DOMAIN_NOT_VERIFIED`` answers.
+- The most specific entry wins: the longest matching suffix, then the oldest provider.
+"""
+
+from django.db.models import Q
+from django.db.models.functions import Length
+
+from sso import app_settings, hostnames
+from sso.models import SsoProviderDomain, default_provider_ids
+
+
+def routing_hostname(domain=None, email=None):
+    """The validated hostname a sign-in routes by: ``domain`` if given, else the e-mail's domain."""
+    if domain:
+        return hostnames.hostname(domain)
+    return hostnames.email_domain(email)
+
+
+def check_selectors(domain=None, email=None):
+    """Refuse over-long selectors before any other work, whichever selector ends up used (I6)."""
+    if domain is not None and (not isinstance(domain, str) or len(domain) > hostnames.MAX_HOSTNAME + 1):
+        hostnames.hostname(domain if isinstance(domain, str) else None)  # raises INVALID_DOMAIN
+    if email is not None and (not isinstance(email, str) or len(email) > hostnames.MAX_EMAIL):
+        hostnames.email_domain(None)  # raises INVALID_EMAIL
+
+
+def provider_for_hostname(host):
+    """The provider whose most specific domain entry covers ``host`` (a validated hostname), or None."""
+    entries = SsoProviderDomain.objects.filter(domain__in=hostnames.suffixes(host))
+    if app_settings.domain_verification.enabled:
+        trusted = Q(provider__domain_verified=True)
+        defaults = default_provider_ids(app_settings.default_sso)
+        if defaults:
+            trusted |= Q(provider__provider_id__in=defaults)
+        entries = entries.filter(trusted)
+    entry = (entries.select_related("provider").annotate(length=Length("domain"))
+             .order_by("-length", "provider__created_at", "provider__id").first())
+    return entry.provider if entry is not None else None
