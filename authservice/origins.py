@@ -2,6 +2,11 @@
 
 No open redirect: a URL field is accepted only when it is a trusted absolute URL or a relative path
 that cannot leave the origin (``//evil``, ``/\\evil``, ``/%2fevil`` and ``javascript:`` all fail).
+
+Every URL is parsed here by :func:`parse` alone, so every caller gets the same answer for the same
+text (I4): a value that does not parse is malformed input, a 400 :class:`MalformedURL`, never a 500
+and never "trusted by accident". A glob entry (``*.example.com``, ``https://*.example.com``) only ever
+matches an http(s) URL: ``javascript://app.example.com/%0aalert(1)`` has that host, but it is a script.
 """
 
 import fnmatch
@@ -11,6 +16,12 @@ import re
 from urllib.parse import urljoin, urlsplit
 
 from authservice import app_settings
+from authservice.errors import APIError, codes
+
+HTTP_SCHEMES = ("http", "https")
+# Schemes a browser runs or renders as a document of its own: never a trusted origin, even if listed.
+_ACTIVE_SCHEMES = ("javascript", "vbscript", "data", "blob", "file", "about", "filesystem")
+MALFORMED_URL_MESSAGE = "Invalid URL: it cannot be parsed"
 
 _extra_origins = []  # added by plugins through add_trusted_origins()
 
@@ -23,24 +34,65 @@ def add_trusted_origins(origins):
 
 def reset():
     trusted_origins.cache_clear()
+    _entries.cache_clear()
 
 
-def origin_of(url):
-    """``scheme://host[:port]`` with the default port dropped, or ``None``."""
+class MalformedURL(APIError):
+    """A URL that cannot be parsed: bad input (400 VALIDATION_ERROR), not an untrusted URL (I4)."""
+
+    def __init__(self):
+        super().__init__(400, codes.VALIDATION_ERROR, MALFORMED_URL_MESSAGE)
+
+
+def parse(url):
+    """``urlsplit(url)`` with its lazy parts (port, host) checked now; raises :class:`MalformedURL`.
+
+    ``urlsplit`` accepts ``http://[bad`` and only fails when ``.hostname`` or ``.port`` is read, which
+    is how a 500 escaped before: every reader of a URL goes through here instead.
+    """
     try:
         parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return None
+        parts.port  # noqa: B018 - raises ValueError on a malformed or out-of-range port
+        parts.hostname  # noqa: B018
+    except (ValueError, TypeError, AttributeError):
+        raise MalformedURL() from None
+    return parts
+
+
+def _origin(parts):
     if not parts.scheme or not parts.hostname:
         return None
     scheme = parts.scheme.lower()
     host = parts.hostname.lower()
     if ":" in host:
         host = f"[{host}]"
+    port = parts.port
     if port is None or (scheme, port) in (("http", 80), ("https", 443)):
         return f"{scheme}://{host}"
     return f"{scheme}://{host}:{port}"
+
+
+def origin_of(url):
+    """``scheme://host[:port]`` with the default port dropped, or ``None`` (also when malformed)."""
+    try:
+        return _origin(parse(url))
+    except MalformedURL:
+        return None
+
+
+def is_http_url(url):
+    """An absolute http(s) URL with a host that parses cleanly: the only kind of location we store,
+    redirect to or hand to a browser (I4). Control characters, backslashes and spaces are refused
+    because a browser would read such a URL differently from this parser."""
+    if not isinstance(url, str) or not url:
+        return False
+    if any(ord(char) <= 0x20 or ord(char) == 0x7F or char == "\\" for char in url):
+        return False
+    try:
+        parts = parse(url)
+    except MalformedURL:
+        return False
+    return parts.scheme.lower() in HTTP_SCHEMES and bool(parts.hostname)
 
 
 @functools.lru_cache(maxsize=1)
@@ -52,36 +104,50 @@ def trusted_origins():
     return tuple(entry.rstrip("/") if "://" in entry else entry for entry in entries if entry)
 
 
-def _matches(entry, url):
-    if "*" in entry or "?" in entry:
+@functools.lru_cache(maxsize=1)
+def _entries():
+    """``(entry, parsed entry)`` per trusted origin; an entry that does not parse matches nothing."""
+    parsed = []
+    for entry in trusted_origins():
+        try:
+            parsed.append((entry, None if "*" in entry or "?" in entry else parse(entry)))
+        except MalformedURL:
+            continue
+    return tuple(parsed)
+
+
+def _matches(entry, entry_parts, parts):
+    scheme = parts.scheme.lower()
+    if entry_parts is None:  # a glob
+        # I4: a glob matches http(s) only. A host-only glob said nothing about the scheme, and
+        # ``javascript://app.example.com/...`` has a matching host.
+        if scheme not in HTTP_SCHEMES or not parts.hostname:
+            return False
         if "://" in entry:
-            origin = origin_of(url)
-            return origin is not None and fnmatch.fnmatchcase(origin, entry.lower())
-        host = urlsplit(url).hostname or ""
-        return fnmatch.fnmatchcase(host.lower(), entry.lower())
-    entry_parts = urlsplit(entry)
-    if entry_parts.scheme in ("http", "https"):
-        return origin_of(url) == origin_of(entry)
+            return fnmatch.fnmatchcase(_origin(parts), entry.lower())
+        return fnmatch.fnmatchcase(parts.hostname.lower(), entry.lower())
+    if entry_parts.scheme.lower() in HTTP_SCHEMES:
+        return _origin(parts) == _origin(entry_parts)
     # Custom schemes (myapp://, exp://): scheme, then host, then a path prefix if the entry has one.
-    url_parts = urlsplit(url)
-    if url_parts.scheme.lower() != entry_parts.scheme.lower():
+    if scheme != entry_parts.scheme.lower() or scheme in _ACTIVE_SCHEMES:
         return False
-    if entry_parts.netloc and entry_parts.netloc.lower() != url_parts.netloc.lower():
+    if entry_parts.netloc and entry_parts.netloc.lower() != parts.netloc.lower():
         return False
     if entry_parts.path and entry_parts.path != "/":
-        path = posixpath.normpath(url_parts.path or "/")
+        path = posixpath.normpath(parts.path or "/")
         base = entry_parts.path.rstrip("/")
         return path == base or path.startswith(base + "/")
     return True
 
 
 def is_trusted_origin(url):
-    """True when the absolute ``url`` lies in a trusted origin."""
+    """True when the absolute ``url`` lies in a trusted origin; :class:`MalformedURL` when it does not parse."""
     if not isinstance(url, str) or not url or "://" not in url:
         return False
-    if any(ord(char) < 0x20 or char in "\\" for char in url):
+    if any(ord(char) < 0x20 or ord(char) == 0x7F or char == "\\" for char in url):
         return False
-    return any(_matches(entry, url) for entry in trusted_origins())
+    parts = parse(url)
+    return any(_matches(entry, entry_parts, parts) for entry, entry_parts in _entries())
 
 
 _ENCODED_SLASH = re.compile(r"%(2f|5c)", re.IGNORECASE)

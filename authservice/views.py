@@ -7,6 +7,8 @@ SPA as ``{message, code, status}``. Set them in the project's root URLconf::
     handler403 = "authservice.views.permission_denied"
     handler404 = "authservice.views.page_not_found"
     handler500 = "authservice.views.server_error"
+
+Django's own HTML pages elsewhere get the same ``nosniff`` and sandboxing CSP as our non-JSON answers (I3).
 """
 
 from django.views import defaults
@@ -24,22 +26,22 @@ def _is_api(request):
 def bad_request(request, exception=None):
     if _is_api(request):
         return render.error(APIError(400, codes.BAD_REQUEST, "Bad Request"))
-    return defaults.bad_request(request, exception)
+    return render.harden(defaults.bad_request(request, exception))
 
 
 def permission_denied(request, exception=None):
     if _is_api(request):
         return render.error(APIError(403, codes.FORBIDDEN))
-    return defaults.permission_denied(request, exception)
+    return render.harden(defaults.permission_denied(request, exception))
 
 
 def page_not_found(request, exception=None):
     if _is_api(request):
         return render.not_found_response()
-    return defaults.page_not_found(request, exception)
+    return render.harden(defaults.page_not_found(request, exception))
 
 
 def server_error(request):
     if _is_api(request):
         return render.error(APIError(500, codes.INTERNAL_SERVER_ERROR))
-    return defaults.server_error(request)
+    return render.harden(defaults.server_error(request))

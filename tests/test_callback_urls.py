@@ -16,7 +16,6 @@ ATTACKS = [
     "javascript:alert(1)",
     "JavaScript:alert(1)",
     "data:text/html,<script>alert(1)</script>",
-    "http://127.0.0.1:8000.evil.com/",
     "http://127.0.0.1:8000@evil.com/",
     "/\tevil",
     "\\\\evil.com",
@@ -37,6 +36,15 @@ def test_an_untrusted_callback_url_on_sign_in_is_403(api, user, url):
     assert response.status_code == 403
     assert error_of(response) == {"message": "Invalid callbackURL", "code": "INVALID_CALLBACK_URL",
                                   "status": 403}
+    assert not Session.objects.exists()
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000.evil.com/", "http://[bad", "https://app:99999/"])
+def test_a_callback_url_that_does_not_parse_is_400_not_untrusted(api, user, url):
+    # A port that is not a number or a broken IPv6 host is malformed input (I4), refused before trust.
+    response = sign_in(api, callbackURL=url)
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "VALIDATION_ERROR"
     assert not Session.objects.exists()
 
 

@@ -1,4 +1,10 @@
-"""The only place that builds responses: JSON bodies, error bodies, redirects and cookies."""
+"""The only place that builds responses: JSON bodies, error bodies, redirects and cookies.
+
+I3: every answer that is not JSON (XML, HTML, redirects, empty bodies) leaves through :func:`harden`.
+``nosniff`` stops a browser from guessing a script or a page out of a body; the sandboxing CSP makes
+whatever does render a document with no script, no plugin, no form and an opaque origin, so even a
+document we did not write cannot act on the auth origin. Our own HTML pages relax only ``style-src``.
+"""
 
 import json
 from http.cookies import Morsel
@@ -14,9 +20,24 @@ def _json(data):
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
+NOSNIFF = "nosniff"
+SANDBOX_CSP = "default-src 'none'; sandbox"
+OWN_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"  # our escaped pages' inline <style>
+
+
+def harden(response):
+    """``nosniff`` and, unless a stricter builder set one, the sandboxing CSP on a non-JSON answer."""
+    if (response.get("Content-Type") or "").split(";", 1)[0].strip().lower() == "application/json":
+        return response
+    response["X-Content-Type-Options"] = NOSNIFF
+    if "Content-Security-Policy" not in response:
+        response["Content-Security-Policy"] = SANDBOX_CSP
+    return response
+
+
 def _apply(ctx, response):
     if ctx is None:
-        return response
+        return harden(response)
     for key, value in ctx.response_headers.items():
         response[key] = value
     for name, (value, attrs) in ctx.response_cookies.items():
@@ -35,7 +56,7 @@ def _apply(ctx, response):
     if ctx.endpoint is not None and ctx.endpoint.no_store:
         response["Cache-Control"] = "no-store"
         response["Pragma"] = "no-cache"
-    return response
+    return harden(response)
 
 
 def success(ctx, result):
@@ -67,11 +88,15 @@ def not_found_response():
 
 
 def html(content, status=200):
-    return HttpResponse(content, status=status, content_type="text/html; charset=utf-8")
+    """One of our own pages (every value escaped by its builder); hardened when it leaves."""
+    response = HttpResponse(content, status=status, content_type="text/html; charset=utf-8")
+    response["Content-Security-Policy"] = OWN_PAGE_CSP
+    return harden(response)
 
 
 def xml(content, status=200):
-    return HttpResponse(content, status=status, content_type="application/xml")
+    """An XML document; it may carry user-supplied values, so it gets the sandboxing CSP."""
+    return harden(HttpResponse(content, status=status, content_type="application/xml"))
 
 
 def headers_of(ctx, extra=None):
