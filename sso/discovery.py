@@ -1,21 +1,19 @@
-"""OIDC discovery and the guarded HTTP client every server-side IdP fetch goes through (sso.md §4, §10.10).
+"""OIDC discovery, and the OIDC side of the guarded HTTP client (sso.md §4, §10.10).
 
 Two rules keep a registered provider from turning the service into an SSRF proxy:
 
 - the discovery URL and every discovered endpoint must lie in a trusted origin (``trustedOrigins``),
   checked before any request is sent;
 - an endpoint given explicitly by the registering user must be a public host unless its origin is
-  trusted (``discovery_private_host``); :func:`request` re-checks that, DNS answers included, right
-  before each fetch, and never follows a redirect.
+  trusted (``discovery_private_host``); :func:`request` re-checks that before each fetch, and the
+  fetch itself goes through the one guarded client (:mod:`authservice.fetch`, I8), which resolves
+  the name once, checks every address and connects to the checked one. No redirect is followed.
 """
 
 import ipaddress
-import socket
 from urllib.parse import urlsplit
 
-import requests
-
-from authservice import origins
+from authservice import fetch, origins
 from authservice.errors import APIError
 from sso import app_settings
 from sso.errors import codes
@@ -33,6 +31,8 @@ ENDPOINT_KEYS = {
 }
 # Explicitly configurable URLs checked at registration (discoveryEndpoint included, issuer not).
 CONFIG_URL_KEYS = ("discoveryEndpoint", *ENDPOINT_KEYS)
+# Discovery documents, JWKS, token and userinfo answers are small JSON; past this they are refused.
+MAX_RESPONSE_BYTES = 512 * 1024
 _PRIVATE_NAMES = ("localhost", ".localhost", ".local", ".internal", ".localdomain", ".home.arpa")
 
 
@@ -89,36 +89,32 @@ def _join_issuer_path(name, endpoint, issuer):
     return f"{parts.scheme}://{parts.netloc}{path}"
 
 
-def _is_public_ip(address):
-    ip = ipaddress.ip_address(address)
-    if ip.version == 6 and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
-
-
-def _host_is_private(host, resolve):
+def _host_is_private(host):
+    """By its spelling only: an address literal or an intranet name. DNS answers are the fetch's job."""
     host = host.strip("[]").rstrip(".").lower()
-    try:
-        return not _is_public_ip(host)
-    except ValueError:
-        pass
+    if _is_ip_literal(host):
+        return not fetch.is_public_address(host)
     if host in _PRIVATE_NAMES or any(host.endswith(suffix) for suffix in _PRIVATE_NAMES if suffix[0] == "."):
         return True
-    if "." not in host:  # a bare intranet name
-        return True
-    if not resolve:
-        return False
+    return "." not in host  # a bare intranet name
+
+
+def _is_ip_literal(host):
     try:
-        answers = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except (socket.gaierror, UnicodeError):
-        return False  # unresolvable: the fetch itself fails, nothing private is reached
-    return any(not _is_public_ip(info[4][0].split("%", 1)[0]) for info in answers)
+        ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
 
 
-def check_endpoint(name, url, resolve=False):
-    """Register-time check of an explicitly given URL: http(s), then public host unless trusted."""
+def check_endpoint(name, url):
+    """Check of an explicitly given URL by its spelling: http(s), then public host unless trusted.
+
+    Run at registration and before each fetch; the addresses a name resolves to are checked by the
+    guarded client on the one lookup whose answer it connects to (I8: no check-then-resolve-again).
+    """
     url = parse_http_url(name, url)
-    if not origins.is_trusted_origin(url) and _host_is_private(urlsplit(url).hostname, resolve):
+    if not origins.is_trusted_origin(url) and _host_is_private(urlsplit(url).hostname):
         raise DiscoveryError("discovery_private_host",
                              f'The url "{name}" points to a host that is not publicly routable: {url}')
     return url
@@ -142,16 +138,24 @@ def _require_trusted(name, url):
 
 
 # --- the guarded client --------------------------------------------------------------------------
-def request(method, url, *, name="endpoint", timeout=None, **kwargs):
-    """``requests.request`` with the SSRF rules: public or trusted host, no redirects, a timeout.
+def request(method, url, *, name="endpoint", timeout=None, headers=None, data=None):
+    """One fetch of an IdP endpoint through the guarded client (:mod:`authservice.fetch`, I8).
 
-    Raises ``discovery_private_host`` or ``oidc_endpoint_redirect``; network errors propagate as
-    ``requests`` exceptions for the caller to map to its own error.
+    The name rules of :func:`check_endpoint` first (no DNS: the client resolves once, checks every
+    answer and connects to the checked address), then no redirect is followed. Raises
+    ``discovery_private_host``, ``discovery_invalid_url`` or ``oidc_endpoint_redirect``; a network
+    failure propagates as :class:`fetch.FetchError` for the caller to map to its own error.
     """
-    check_endpoint(name, url, resolve=True)
-    kwargs.setdefault("headers", {}).setdefault("Accept", "application/json")
-    response = requests.request(method, url, timeout=timeout or app_settings.discovery_timeout,
-                                allow_redirects=False, **kwargs)
+    check_endpoint(name, url)
+    headers = {"Accept": "application/json", **(headers or {})}
+    try:
+        response = fetch.request(method, url, timeout=timeout or app_settings.discovery_timeout,
+                                 headers=headers, data=data, max_bytes=MAX_RESPONSE_BYTES)
+    except fetch.PrivateAddress:
+        raise DiscoveryError("discovery_private_host",
+                             f'The url "{name}" points to a host that is not publicly routable: {url}') from None
+    except fetch.InvalidURL:
+        raise DiscoveryError("discovery_invalid_url", f'The url "{name}" must be valid: {url}') from None
     if 300 <= response.status_code < 400:
         raise DiscoveryError("oidc_endpoint_redirect", f'The {name} "{url}" answered with a redirect')
     return response
@@ -171,11 +175,14 @@ def fetch_document(url):
     _require_trusted("discoveryEndpoint", url)
     try:
         response = request("GET", url, name="discoveryEndpoint")
-    except requests.Timeout:
-        raise DiscoveryError("discovery_timeout", "Discovery request timed out") from None
-    except requests.RequestException as exc:
+    except fetch.Unreachable as failure:
+        if failure.timed_out:
+            raise DiscoveryError("discovery_timeout", "Discovery request timed out") from None
         raise DiscoveryError("discovery_unexpected_error",
-                             f"Unexpected error during discovery: {exc.__class__.__name__}") from None
+                             f"Unexpected error during discovery: {failure.reason}") from None
+    except fetch.FetchError as failure:
+        raise DiscoveryError("discovery_unexpected_error",
+                             f"Unexpected error during discovery: {failure.reason}") from None
     if response.status_code == 404:
         raise DiscoveryError("discovery_not_found", "Discovery endpoint not found")
     if response.status_code == 408:

@@ -15,13 +15,13 @@ import logging
 from urllib.parse import quote
 
 import jwt
-import requests
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.exceptions import SuspiciousOperation
 from django.utils.encoding import smart_str
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
+from authservice import fetch
 from authservice.errors import APIError
 from sso import discovery
 from sso.oidc import client_assertion
@@ -224,12 +224,13 @@ class ProviderOIDCBackend(OIDCAuthenticationBackend):
     def _fetch(self, method, url, failure, **kwargs):
         """``failure`` is the error_description when the IdP cannot be reached."""
         try:
-            # The guarded client of discovery: SSRF checks with DNS answers, no redirects, a timeout.
+            # The one guarded client (I8): one DNS lookup, checked and pinned address, no redirects,
+            # bounded size and time. The library's own requests.get/post are never reached.
             return discovery.request(method, url, **kwargs)
         except APIError as error:
             raise OIDCFailure(error.message, error=error.code) from None
-        except requests.RequestException as exc:
-            logger.warning("SSO provider %s: %s %s failed: %s", self.provider.provider_id, method, url, exc)
+        except fetch.FetchError as exc:
+            logger.warning("SSO provider %s: %s %s failed: %s", self.provider.provider_id, method, url, exc.reason)
             raise OIDCFailure(failure) from None
 
 

@@ -5,138 +5,53 @@ The URL is fetched at registration (:func:`hydrate`) and again by ``manage.py ss
 The fetched document is stored as ``idpMetadata.metadata``, where the SAML code reads certificates and
 endpoints from; a failed refresh keeps the last good copy.
 
-The fetch runs on the server with a URL a user typed, so it is guarded against SSRF (sso.md §10.10):
+The fetch runs on the server with a URL a user typed, so it goes through the one guarded client,
+:mod:`authservice.fetch` (I8, sso.md §10.10: one lookup, checked and pinned address, bounded size and
+time). On top of its rules: https only unless the URL lies in a trusted origin, at most
+``MAX_REDIRECTS`` redirects (each hop checked again), and ``saml.max_metadata_size`` bytes.
 
-- https only, unless the URL lies in a trusted origin;
-- the host name is resolved once, every answer must be a public address unless the origin is trusted,
-  and the connection goes to that checked address (no second lookup an attacker's DNS could change);
-- redirects are followed by hand, each hop checked by the same rules, at most ``MAX_REDIRECTS``;
-- a connect/read timeout (``discovery_timeout``) and an overall deadline;
-- the body is streamed and abandoned past ``saml.max_metadata_size`` bytes; no compressed bodies.
+The provider's identity (I5: entity ID, signing certificates, metadata URL) is compared with the
+stored one *after* every fetch: :func:`identity` is what both update-provider and :func:`refresh`
+compare, so a URL that now serves another IdP's keys cannot slip past the lock.
 """
 
-import ipaddress
-import socket
-import time
-from urllib.parse import urljoin, urlsplit
-
-import certifi
-import urllib3
 from defusedxml import ElementTree
 from defusedxml.common import DefusedXmlException
 from django.db import transaction
 
-from authservice import origins
+from authservice import fetch
 from authservice.errors import APIError
 from sso import app_settings
 from sso.errors import codes, metadata_too_large_message
 
 MAX_REDIRECTS = 5
-REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 MD = "urn:oasis:names:tc:SAML:2.0:metadata"
 DS = "http://www.w3.org/2000/09/xmldsig#"
-ACCEPT = "application/samlmetadata+xml, application/xml;q=0.9, text/xml;q=0.8"
+HEADERS = {"Accept": "application/samlmetadata+xml, application/xml;q=0.9, text/xml;q=0.8",
+           "User-Agent": "authservice-sso-metadata"}
 
 
-# --- the guarded fetch -----------------------------------------------------------------------------
-def _is_public(address):
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if ip.version == 6 and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
-
-
-def _check_url(url):
-    """``(parts, trusted)`` for a URL we may fetch, else ``SAML_METADATA_URL_INVALID``."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a malformed port
-    except (ValueError, TypeError, AttributeError):
-        raise APIError(400, codes.SAML_METADATA_URL_INVALID) from None
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
-        raise APIError(400, codes.SAML_METADATA_URL_INVALID)
-    trusted = origins.is_trusted_origin(url)
-    if scheme != "https" and not trusted:
-        raise APIError(400, codes.SAML_METADATA_URL_INVALID)
-    return parts, trusted
-
-
-def _resolve(parts, trusted):
-    """The address to connect to: every DNS answer checked, the first one used."""
-    host = parts.hostname.strip("[]").rstrip(".")
-    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
-    try:
-        answers = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError, OSError):
-        raise APIError(502, codes.SAML_METADATA_FETCH_FAILED,
-                       f"Failed to fetch IdP metadata: cannot resolve {host}") from None
-    addresses = list(dict.fromkeys(info[4][0] for info in answers))
-    if not addresses:
-        raise APIError(502, codes.SAML_METADATA_FETCH_FAILED,
-                       f"Failed to fetch IdP metadata: cannot resolve {host}")
-    if not trusted and not all(_is_public(address) for address in addresses):
-        raise APIError(400, codes.SAML_METADATA_URL_PRIVATE_HOST)
-    return host, addresses[0], port
-
-
-def _open(parts, host, address, port, timeout):
-    """One GET to the pinned ``address``; TLS is still verified against ``host``."""
-    options = {"timeout": urllib3.Timeout(connect=timeout, read=timeout), "retries": False, "maxsize": 1}
-    if parts.scheme.lower() == "https":
-        pool = urllib3.HTTPSConnectionPool(address, port, cert_reqs="CERT_REQUIRED", ca_certs=certifi.where(),
-                                           server_hostname=host, assert_hostname=host, **options)
-    else:
-        pool = urllib3.HTTPConnectionPool(address, port, **options)
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    headers = {"Host": parts.netloc.rsplit("@", 1)[-1], "Accept": ACCEPT, "Accept-Encoding": "identity",
-               "User-Agent": "authservice-sso-metadata"}
-    return pool.urlopen("GET", target, headers=headers, redirect=False, preload_content=False,
-                        assert_same_host=False, decode_content=False)
-
-
-def _read_capped(response, limit, deadline):
-    length = response.headers.get("Content-Length")
-    if length and length.isdigit() and int(length) > limit:
-        raise APIError(400, codes.SAML_METADATA_TOO_LARGE, metadata_too_large_message("IdP", limit))
-    encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
-    if encoding != "identity":
-        raise APIError(502, codes.SAML_METADATA_FETCH_FAILED,
-                       f"Failed to fetch IdP metadata: unsupported Content-Encoding {encoding}")
-    body = bytearray()
-    for chunk in response.stream(8192, decode_content=False):
-        body += chunk
-        if len(body) > limit:
-            raise APIError(400, codes.SAML_METADATA_TOO_LARGE, metadata_too_large_message("IdP", limit))
-        if time.monotonic() > deadline:
-            raise APIError(502, codes.SAML_METADATA_FETCH_FAILED, "Failed to fetch IdP metadata: timed out")
-    return bytes(body)
-
-
+# --- the fetch ----------------------------------------------------------------------------------
 def fetch_bytes(url):
-    """The body at ``url`` under the SSRF rules above; every failure is an :class:`APIError`."""
-    timeout = app_settings.discovery_timeout
-    deadline = time.monotonic() + 3 * timeout
-    for _hop in range(MAX_REDIRECTS + 1):
-        parts, trusted = _check_url(url)
-        host, address, port = _resolve(parts, trusted)
-        try:
-            response = _open(parts, host, address, port, timeout)
-            try:
-                if response.status in REDIRECT_STATUSES and response.headers.get("Location"):
-                    url = urljoin(url, response.headers["Location"])
-                    continue
-                if response.status != 200:
-                    raise APIError(502, codes.SAML_METADATA_FETCH_FAILED,
-                                   f"Failed to fetch IdP metadata: HTTP {response.status}")
-                return _read_capped(response, app_settings.saml.max_metadata_size, deadline)
-            finally:
-                response.release_conn()
-        except urllib3.exceptions.HTTPError as exc:
-            reason = "timed out" if isinstance(exc, urllib3.exceptions.TimeoutError) else exc.__class__.__name__
-            raise APIError(502, codes.SAML_METADATA_FETCH_FAILED,
-                           f"Failed to fetch IdP metadata: {reason}") from None
-    raise APIError(502, codes.SAML_METADATA_FETCH_FAILED, "Failed to fetch IdP metadata: too many redirects")
+    """The body at ``url`` through the guarded client; every failure is an :class:`APIError`."""
+    try:
+        response = fetch.request("GET", url, timeout=app_settings.discovery_timeout, headers=HEADERS,
+                                 max_bytes=app_settings.saml.max_metadata_size, max_redirects=MAX_REDIRECTS,
+                                 https_only=True)
+    except fetch.InvalidURL:
+        raise APIError(400, codes.SAML_METADATA_URL_INVALID) from None
+    except fetch.PrivateAddress:
+        raise APIError(400, codes.SAML_METADATA_URL_PRIVATE_HOST) from None
+    except fetch.TooLarge:
+        limit = app_settings.saml.max_metadata_size
+        raise APIError(400, codes.SAML_METADATA_TOO_LARGE, metadata_too_large_message("IdP", limit)) from None
+    except fetch.FetchError as failure:
+        raise APIError(502, codes.SAML_METADATA_FETCH_FAILED,
+                       f"Failed to fetch IdP metadata: {failure.reason}") from None
+    if response.status_code != 200:
+        raise APIError(502, codes.SAML_METADATA_FETCH_FAILED,
+                       f"Failed to fetch IdP metadata: HTTP {response.status_code}")
+    return response.content
 
 
 # --- the document --------------------------------------------------------------------------------

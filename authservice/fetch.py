@@ -1,0 +1,208 @@
+"""The one guarded HTTP client for every server-side fetch of a URL a user gave (I8, sso.md §10.10).
+
+SAML metadata by URL, OIDC discovery, JWKS, the token endpoint and userinfo all go through
+:func:`request`. A second client (``requests``, PyJWT's ``PyJWKClient``, urllib) would bring back the
+holes this module closes, so nothing else in the service fetches a user-given URL.
+
+- The host name is resolved exactly once. Every answer must be a public address unless the URL lies
+  in a trusted origin (``trusted_origins``: a deployment may run its IdP on a private network, and the
+  tests run theirs on loopback). The connection then goes to that checked address: no second lookup
+  that an attacker's DNS could answer differently (rebinding).
+- "Public" is decided on what the address reaches, not how it is spelt: IPv4-mapped
+  (``::ffff:a.b.c.d``) and 6to4 addresses are judged by the IPv4 address inside them, and the
+  deprecated IPv4-compatible range (``::a.b.c.d``) and NAT64 are refused outright.
+- TLS is verified against the host name (SNI and certificate check), not the pinned address.
+- A redirect is followed only when the caller allows it, and then each hop goes through every check
+  again; otherwise the 3xx answer is handed back for the caller to refuse.
+- Connect/read timeouts, an overall deadline, and the body is abandoned past ``max_bytes``. Compressed
+  bodies are refused (a small gzip body can inflate past any cap).
+"""
+
+import ipaddress
+import json
+import socket
+import time
+from urllib.parse import urlencode, urljoin, urlsplit
+
+import certifi
+import urllib3
+
+from authservice import origins
+
+REDIRECT_STATUSES = (301, 302, 303, 307, 308)
+DEFAULT_MAX_BYTES = 1024 * 1024
+USER_AGENT = "authservice"
+# The deprecated IPv4-compatible form (RFC 4291 §2.5.5.1) and NAT64 prefixes (RFC 6052, RFC 8215):
+# nothing legitimate publishes them as an IdP address, and what they reach depends on the network.
+_REFUSED_V6 = tuple(ipaddress.ip_network(net) for net in ("::/96", "64:ff9b::/96", "64:ff9b:1::/48"))
+
+
+class FetchError(Exception):
+    """A refused or failed fetch; ``reason`` is short and safe to show (no body, no secret)."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class InvalidURL(FetchError):
+    """Not an absolute http(s) URL without userinfo, or plain http outside the trusted origins."""
+
+
+class PrivateAddress(FetchError):
+    """The host is, or resolves to, an address that is not publicly routable."""
+
+
+class Unreachable(FetchError):
+    """DNS, connect or read failed; ``timed_out`` tells a timeout apart."""
+
+    def __init__(self, reason, timed_out=False):
+        super().__init__(reason)
+        self.timed_out = timed_out
+
+
+class TooLarge(FetchError):
+    """The body (declared or streamed) passed ``max_bytes``."""
+
+
+class UnsupportedEncoding(FetchError):
+    """The server sent a compressed body although we asked for identity."""
+
+
+class TooManyRedirects(FetchError):
+    pass
+
+
+class Response:
+    """The parts of an answer callers read, with the names ``requests`` uses."""
+
+    def __init__(self, status, reason, headers, content, url):
+        self.status_code = status
+        self.reason = reason or ""
+        self.headers = headers  # case-insensitive (urllib3's HTTPHeaderDict)
+        self.content = content
+        self.url = url
+
+    @property
+    def text(self):
+        return self.content.decode("utf-8", errors="replace")
+
+    def json(self):
+        """The decoded JSON body; ``ValueError`` when it is not JSON."""
+        return json.loads(self.content)
+
+
+# --- addresses -----------------------------------------------------------------------------------
+def is_public_address(address):
+    """True when ``address`` (an IP literal, optionally with a ``%zone``) is publicly routable."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    if ip.version == 6:
+        if any(ip in network for network in _REFUSED_V6):
+            return False
+        embedded = ip.ipv4_mapped or ip.sixtofour
+        if embedded is not None:
+            return is_public_address(str(embedded))
+    return ip.is_global and not (ip.is_multicast or ip.is_private or ip.is_loopback or ip.is_link_local
+                                 or ip.is_reserved or ip.is_unspecified)
+
+
+def _check_url(url, https_only):
+    """``(parts, trusted)`` for a URL we may fetch, else :class:`InvalidURL`."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except (ValueError, TypeError, AttributeError):
+        raise InvalidURL("malformed URL") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
+        raise InvalidURL("not an http(s) URL")
+    trusted = origins.is_trusted_origin(url)
+    if https_only and scheme != "https" and not trusted:
+        raise InvalidURL("plain http outside the trusted origins")
+    return parts, trusted
+
+
+def _resolve(parts, trusted):
+    """``(host, address, port)``: the one lookup of this hop, every answer checked, the first used."""
+    host = parts.hostname.strip("[]").rstrip(".")
+    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    try:
+        answers = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise Unreachable(f"cannot resolve {host}") from None
+    addresses = list(dict.fromkeys(info[4][0] for info in answers))
+    if not addresses:
+        raise Unreachable(f"cannot resolve {host}")
+    if not trusted and not all(is_public_address(address) for address in addresses):
+        raise PrivateAddress(f"{host} is not a public address")
+    return host, addresses[0], port
+
+
+def _open(method, parts, host, address, port, headers, body, timeout):
+    """One request to the pinned ``address``; TLS is verified against ``host``."""
+    options = {"timeout": urllib3.Timeout(connect=timeout, read=timeout), "retries": False, "maxsize": 1}
+    if parts.scheme.lower() == "https":
+        pool = urllib3.HTTPSConnectionPool(address, port, cert_reqs="CERT_REQUIRED", ca_certs=certifi.where(),
+                                           server_hostname=host, assert_hostname=host, **options)
+    else:
+        pool = urllib3.HTTPConnectionPool(address, port, **options)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    headers = {"User-Agent": USER_AGENT, **headers, "Host": parts.netloc.rsplit("@", 1)[-1],
+               "Accept-Encoding": "identity"}
+    return pool.urlopen(method, target, body=body, headers=headers, redirect=False, preload_content=False,
+                        assert_same_host=False, decode_content=False)
+
+
+def _read_capped(response, limit, deadline):
+    length = response.headers.get("Content-Length")
+    if length and length.isdigit() and int(length) > limit:
+        raise TooLarge(f"body over {limit} bytes")
+    encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding != "identity":
+        raise UnsupportedEncoding(f"unsupported Content-Encoding {encoding}")
+    body = bytearray()
+    for chunk in response.stream(8192, decode_content=False):
+        body += chunk
+        if len(body) > limit:
+            raise TooLarge(f"body over {limit} bytes")
+        if time.monotonic() > deadline:
+            raise Unreachable("timed out", timed_out=True)
+    return bytes(body)
+
+
+def request(method, url, *, timeout, headers=None, data=None, max_bytes=DEFAULT_MAX_BYTES,
+            max_redirects=0, https_only=False):
+    """The :class:`Response` to ``method url`` under the rules above; refusals raise :class:`FetchError`.
+
+    ``data`` (a dict) is sent form-encoded. With ``max_redirects=0`` a 3xx answer is returned as is;
+    otherwise a GET follows up to ``max_redirects`` hops, each checked like the first.
+    """
+    headers = dict(headers or {})
+    body = None
+    if data is not None:
+        body = urlencode(data).encode()
+        headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
+    deadline = time.monotonic() + 3 * timeout
+    for _hop in range(max_redirects + 1):
+        parts, trusted = _check_url(url, https_only)
+        host, address, port = _resolve(parts, trusted)
+        try:
+            response = _open(method, parts, host, address, port, headers, body, timeout)
+            try:
+                location = response.headers.get("Location")
+                if max_redirects and method == "GET" and response.status in REDIRECT_STATUSES and location:
+                    url = urljoin(url, location)
+                    continue
+                content = _read_capped(response, max_bytes, deadline)
+                return Response(response.status, response.reason, response.headers, content, url)
+            finally:
+                response.release_conn()
+        except urllib3.exceptions.HTTPError as exc:
+            # urllib3 2 makes a refused connection (NewConnectionError) a ConnectTimeoutError too.
+            timed_out = (isinstance(exc, urllib3.exceptions.TimeoutError)
+                         and not isinstance(exc, urllib3.exceptions.NewConnectionError))
+            raise Unreachable("timed out" if timed_out else exc.__class__.__name__, timed_out=timed_out) from None
+    raise TooManyRedirects("too many redirects")
