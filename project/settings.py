@@ -2,12 +2,13 @@
 
 Environment variables (a contract; tooling outside this repository relies on these names):
 DATABASE_URL, SECRET_KEY, DEBUG, ALLOWED_HOSTS, AUTH_BASE_URL, AUTH_TRUSTED_ORIGINS, AUTH_RATE_LIMIT,
-EMAIL_URL, REDIS_URL, AUTH_IP_HEADER, AUTH_SOCIAL_PROVIDERS. See README.md for each.
+EMAIL_URL, REDIS_URL, AUTH_IP_HEADER, AUTH_SOCIAL_PROVIDERS, AUTH_TASKS_BACKEND. See README.md for each.
 """
 
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -28,6 +29,10 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    # Django's task framework (the backport until Django 6) and its database queue: mail leaves the
+    # request path through it (I7).
+    "django_tasks",
+    "django_tasks_db",
     "authservice",
     "sso",
 ]
@@ -88,6 +93,19 @@ PASSWORD_HASHERS = [
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="auth@localhost")
+
+# Mail is sent by tasks (authservice/tasks.py). "database": each is a row that survives a restart, sent
+# by `python manage.py db_worker`; the request path only inserts that row, the same for a known and an
+# unknown address (I7). "immediate" (the development default, and the tests'): the task runs inside the
+# request, so the mail is sent before the answer and its time shows; production uses "database".
+_TASK_BACKENDS = {
+    "immediate": "django_tasks.backends.immediate.ImmediateBackend",
+    "database": "django_tasks_db.DatabaseBackend",
+}
+_tasks_backend = env.str("AUTH_TASKS_BACKEND", default="immediate")
+if _tasks_backend not in _TASK_BACKENDS:
+    raise ImproperlyConfigured(f"AUTH_TASKS_BACKEND must be one of {', '.join(_TASK_BACKENDS)}")
+TASKS = {"default": {"BACKEND": _TASK_BACKENDS[_tasks_backend]}}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -113,7 +113,15 @@ def test_a_taken_address_in_flow_a_changes_nothing(signed_in, make_user, configu
     response = signed_in.api_post("/change-email", {"newEmail": NEW})
     assert response.json() == {"status": True}
     assert reload(signed_in.user).email == "ada@example.com"
-    assert "auth.session_token" not in response.cookies
+    assert mail.outbox == []
+
+
+def test_a_taken_address_in_flow_a_sets_the_cookie_a_free_one_sets(signed_in, make_user, configure):
+    # The same headers for a taken and a free address (I7): the session cookie is set either way.
+    make_user(email=NEW)
+    configure(change_email={"update_email_without_verification": True})
+    response = signed_in.api_post("/change-email", {"newEmail": NEW})
+    assert "auth.session_token" in response.cookies
 
 
 # --- flow (c): verify the new address (reference configuration) -----------------------------------

@@ -80,16 +80,12 @@ def test_anonymous_send_to_a_verified_user_answers_the_same_without_mail(api, ma
     assert mail.outbox == []
 
 
-def test_anonymous_send_answers_no_sooner_than_500_ms(api, db):
+def test_anonymous_send_is_not_padded_to_a_fixed_time(api, db):
+    # The request only enqueues the mail, the same for every address (tests/security/
+    # test_account_enumeration_timing.py), so it no longer sleeps to hide the send.
     started = time.monotonic()
     api.api_post("/send-verification-email", {"email": "nobody@example.com"})
-    assert time.monotonic() - started >= 0.5
-
-
-def test_anonymous_send_for_a_known_user_also_waits_500_ms(api, user):
-    started = time.monotonic()
-    api.api_post("/send-verification-email", {"email": user.email})
-    assert time.monotonic() - started >= 0.5
+    assert time.monotonic() - started < 0.5
 
 
 def test_the_mailed_link_carries_the_encoded_callback_url(api, user):

@@ -26,40 +26,39 @@ def change_email(ctx, found, new_email, callback_url=None):
     can_mail = app_settings.email_verification.enabled
     update_at_once = not user.email_verified and options.update_email_without_verification
     confirm_on_old = can_mail and user.email_verified and options.send_confirmation_to_old_email
-    # Decided before the address is looked up: failing only for free addresses would reveal taken ones.
+    # Decided before anything depends on the address: failing only for free ones would reveal taken ones.
     if not (update_at_once or confirm_on_old or can_mail):
         raise APIError(400, codes.VERIFICATION_EMAIL_NOT_ENABLED)
-    if get_user_model().objects.filter(email=new_email).exists():
-        # Same answer and comparable work as a real request: taken addresses are not enumerable.
-        verification.make_token(user.email, new_email)
-        return
     if update_at_once:
         _update_now(ctx, found, new_email, callback_url, can_mail)
-    elif confirm_on_old:
-        verification.send_verification_mail(
-            ctx, user, callback_url, update_to=new_email,
-            request_type="change-email-confirmation", kind="change-email-confirmation",
-        )
-    else:
-        verification.send_verification_mail(
-            ctx, user, callback_url, update_to=new_email,
-            request_type="change-email-verification", kind="change-email-verification",
-        )
+        return
+    kind = "change-email-confirmation" if confirm_on_old else "change-email-verification"
+    # Enqueued whether or not the new address is taken; the task mails only when it is free. So the
+    # request does the same work either way and its time does not tell taken addresses (I7).
+    verification.queue_verification_mail(
+        ctx, email=user.email, user_id=user.pk, callback_url=callback_url, update_to=new_email,
+        request_type=kind, kind=kind,
+    )
 
 
 def _update_now(ctx, found, new_email, callback_url, can_mail):
+    """Flow (a). Whether the address moved shows in the session anyway; the answer stays the same."""
     user = found.user
     old_email = user.email
     User = get_user_model()
-    user.email = new_email
-    try:
-        with transaction.atomic():
-            user.save(update_fields=["email", "updated_at"])
-    except IntegrityError:
-        # Taken between the check and the write: answer as for any taken address.
-        user.email = old_email
-        return
+    moved = False
+    if not User.objects.filter(email=new_email).exists():
+        user.email = new_email
+        try:
+            with transaction.atomic():
+                user.save(update_fields=["email", "updated_at"])
+            moved = True
+        except IntegrityError:  # taken between the check and the write
+            user.email = old_email
     sessions.set_session_cookie(ctx, found.session)
-    signals.email_changed.send(sender=User, user=user, old_email=old_email, new_email=new_email)
+    if moved:
+        signals.email_changed.send(sender=User, user=user, old_email=old_email, new_email=new_email)
     if can_mail:
-        verification.send_verification_mail(ctx, user, callback_url)
+        # For the new address only: when it was taken the account does not have it and nothing goes.
+        verification.queue_verification_mail(ctx, email=new_email, user_id=user.pk,
+                                             callback_url=callback_url)

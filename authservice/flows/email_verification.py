@@ -6,8 +6,6 @@ one) and ``requestType``; the account is found by ``email``, so a link that was 
 longer finds it (``USER_NOT_FOUND``), as in better-auth.
 """
 
-import time
-
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
@@ -15,9 +13,6 @@ from authservice import app_settings, links, signals, wire
 from authservice.api.context import Redirect
 from authservice.errors import APIError, codes
 from authservice.flows import sessions, verification
-
-# Without a session the answer waits this long, so it does not tell known from unknown addresses.
-ANONYMOUS_ANSWER_SECONDS = 0.5
 
 CONFIRMATION = "change-email-confirmation"
 CHANGE_VERIFICATION = "change-email-verification"
@@ -34,38 +29,23 @@ def _require_enabled():
 
 # --- POST /send-verification-email --------------------------------------------------------------
 def send(ctx, email, callback_url=None):
-    """Mail a verification link; ``{"status": True}`` or an APIError (core.md §4.7)."""
-    started = time.monotonic()
+    """Mail a verification link; ``{"status": True}`` or an APIError (core.md §4.7).
+
+    Without a session the request only enqueues the mail for ``email``; the task finds out whether
+    an unverified, active account has it. Known and unknown addresses cost the request the same (I7).
+    """
     _require_enabled()
     found = sessions.get_session(ctx)
     if found is None:
-        try:
-            _send_anonymous(ctx, email, callback_url)
-        finally:
-            _wait_until(started + ANONYMOUS_ANSWER_SECONDS)
+        verification.queue_verification_mail(ctx, email=email, callback_url=callback_url)
         return {"status": True}
     user = found.user
     if user.email.lower() != email.lower():
         raise APIError(400, codes.EMAIL_MISMATCH)
     if user.email_verified:
         raise APIError(400, codes.EMAIL_ALREADY_VERIFIED)
-    verification.send_verification_mail(ctx, user, callback_url)
+    verification.queue_verification_mail(ctx, email=user.email, user_id=user.pk, callback_url=callback_url)
     return {"status": True}
-
-
-def _send_anonymous(ctx, email, callback_url):
-    user = _find_user(email)
-    if user is None or user.email_verified or not user.is_active:
-        # Same token work as a real send; the fixed answer time hides the rest.
-        verification.make_token(email)
-        return
-    verification.send_verification_mail(ctx, user, callback_url)
-
-
-def _wait_until(deadline):
-    remaining = deadline - time.monotonic()
-    if remaining > 0:
-        time.sleep(remaining)
 
 
 # --- GET /verify-email ---------------------------------------------------------------------------
@@ -121,9 +101,9 @@ def _apply_change(ctx, user, payload, callback_url):
     new_email = payload["updateTo"]
     if request_type == CONFIRMATION:
         # The old address approved the move; now the new address must prove itself.
-        verification.send_verification_mail(
-            ctx, user, callback_url, update_to=new_email, request_type=CHANGE_VERIFICATION,
-            kind=CHANGE_VERIFICATION,
+        verification.queue_verification_mail(
+            ctx, email=user.email, user_id=user.pk, callback_url=callback_url, update_to=new_email,
+            request_type=CHANGE_VERIFICATION, kind=CHANGE_VERIFICATION,
         )
         return {"status": True}
     verified = request_type == CHANGE_VERIFICATION
@@ -138,7 +118,8 @@ def _apply_change(ctx, user, payload, callback_url):
         signals.email_verified.send(sender=type(user), user=user)
     else:
         # Legacy link (no type): the new address still has to be verified with a plain link.
-        verification.send_verification_mail(ctx, user, callback_url)
+        verification.queue_verification_mail(ctx, email=user.email, user_id=user.pk,
+                                             callback_url=callback_url)
     return {"status": True, "user": wire.user(user)}
 
 

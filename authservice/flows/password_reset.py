@@ -3,11 +3,17 @@
 A reset token is 24 characters of ``[A-Za-z0-9]`` stored as the verification row
 ``reset-password:<token>`` whose value is the user id. Following the link (GET) does not use it up;
 ``POST /reset-password`` consumes it with one DELETE whose row count says who won, so two requests
-(or two server processes) can never both use one token.
+(or two server processes) can never both use one token. Setting a password (this reset or a change)
+deletes every other outstanding token of the user.
+
+The request for a link only enqueues a task (authservice.tasks); the task makes the token and mails
+it when the address is an active user's, so the request does the same work for every address (I7).
 """
 
 import re
-from datetime import timedelta
+import time
+from datetime import datetime
+from datetime import timezone as dt_timezone
 from urllib.parse import urljoin
 
 from django.contrib.auth import get_user_model
@@ -15,7 +21,7 @@ from django.contrib.auth.hashers import make_password
 from django.db import transaction
 from django.utils import timezone
 
-from authservice import app_settings, links, mail, signals, tokens
+from authservice import app_settings, links, signals, tasks, tokens
 from authservice.adapter import get_adapter
 from authservice.cookies import encode_component
 from authservice.errors import APIError, codes
@@ -25,7 +31,7 @@ from authservice.models import Verification
 TOKEN_LENGTH = 24
 # Anything else cannot be a token of ours; it is not worth a query (and NUL would upset PostgreSQL).
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{1,128}")
-IDENTIFIER_PREFIX = "reset-password:"
+IDENTIFIER_PREFIX = passwords.RESET_TOKEN_PREFIX
 MESSAGE = "If this email exists in our system, check your email for the reset link"
 
 
@@ -33,36 +39,45 @@ def _identifier(token):
     return IDENTIFIER_PREFIX + token
 
 
-def reset_url(ctx, token, redirect_to=None):
-    return f"{links.base(ctx)}/reset-password/{token}?callbackURL={encode_component(redirect_to or '')}"
+def reset_url(base, token, redirect_to=None):
+    return f"{base}/reset-password/{token}?callbackURL={encode_component(redirect_to or '')}"
 
 
 # --- POST /request-password-reset, POST /forget-password ----------------------------------------
 def request_reset(ctx, email, redirect_to=None):
-    """Mail a reset link to a known, active user; the same answer for every address."""
+    """Enqueue the reset mail; the same answer and the same work for every address (I7).
+
+    Whether the address is a user's is decided by the task, in the worker: the request neither looks
+    it up nor writes a token, it only enqueues, so its time says nothing about the account.
+    """
     if not app_settings.email_and_password.reset_password_enabled:
         raise APIError(400, codes.RESET_PASSWORD_DISABLED)
-    user = get_user_model().objects.filter(email=email.lower(), is_active=True).first()
-    token = tokens.random_string(TOKEN_LENGTH)
-    url = reset_url(ctx, token, redirect_to)
-    if user is None:
-        _comparable_work(token, email, url)
-        return {"status": True, "message": MESSAGE}
-    expires_in = app_settings.email_and_password.reset_password_token_expires_in
-    Verification.objects.create(
-        identifier=_identifier(token), value=str(user.pk),
-        expires_at=timezone.now() + timedelta(seconds=expires_in),
-    )
-    get_adapter().send_mail("reset-password", user.email, {
-        "user": user, "email": user.email, "token": token, "url": url,
-    })
+    tasks.reset_password_mail.enqueue(email=email.lower(), base=links.base(ctx),
+                                      callback_url=redirect_to, requested_at=time.time())
     return {"status": True, "message": MESSAGE}
 
 
-def _comparable_work(token, email, url):
-    """What a known address costs, minus the write and the send: a lookup and a rendered mail."""
-    Verification.objects.filter(identifier=_identifier(token)).exists()
-    mail.render("reset-password", {"user": None, "email": email, "token": token, "url": url})
+def deliver(*, email, base, callback_url, requested_at):
+    """The task's half: store a token and mail its link, for an active user only.
+
+    The token lives ``reset_password_token_expires_in`` from the request, not from the run, so a
+    queue that waited does not lengthen it; a request that expired in the queue mails nothing.
+    """
+    user = get_user_model().objects.filter(email=email, is_active=True).first()
+    if user is None:
+        return
+    expires_at = requested_at + app_settings.email_and_password.reset_password_token_expires_in
+    if expires_at <= time.time():
+        return
+    token = tokens.random_string(TOKEN_LENGTH)
+    Verification.objects.create(
+        identifier=_identifier(token), value=str(user.pk),
+        expires_at=datetime.fromtimestamp(expires_at, tz=dt_timezone.utc),
+    )
+    get_adapter().send_mail("reset-password", user.email, {
+        "user": user, "email": user.email, "token": token,
+        "url": reset_url(base, token, callback_url),
+    })
 
 
 # --- GET /reset-password/:token ------------------------------------------------------------------
@@ -99,6 +114,7 @@ def reset(ctx, token, new_password):
         raise APIError(400, codes.USER_NOT_FOUND)
     hashed = make_password(new_password)
     with transaction.atomic():
+        # Also deletes every other outstanding reset token of the user.
         passwords.store_password(user, hashed)
     if app_settings.email_and_password.revoke_sessions_on_password_reset:
         sessions.revoke(user)

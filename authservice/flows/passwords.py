@@ -7,7 +7,11 @@ from authservice import app_settings, signals
 from authservice.cookies import DONT_REMEMBER
 from authservice.errors import APIError, codes
 from authservice.flows import sessions
-from authservice.models import Account
+from authservice.models import Account, Verification
+
+# Reset tokens are verification rows ``reset-password:<token>`` whose value is the user id
+# (authservice.flows.password_reset).
+RESET_TOKEN_PREFIX = "reset-password:"
 
 
 def js_length(value):
@@ -36,11 +40,20 @@ def has_credential(user):
 
 
 def store_password(user, hashed):
-    """Save an already hashed password; the credential account is created if the user had none."""
+    """Save an already hashed password; the credential account is created if the user had none.
+
+    Every reset link still outstanding dies with the old password: one mailed before a reset or a
+    change must not set the password again (whoever read that mail may no longer be the owner).
+    """
     user.password = hashed
     user.save(update_fields=["password", "updated_at"])
     Account.objects.get_or_create(provider_id=Account.CREDENTIAL, account_id=user.pk,
                                   defaults={"user": user})
+    revoke_reset_tokens(user)
+
+
+def revoke_reset_tokens(user):
+    Verification.objects.filter(identifier__startswith=RESET_TOKEN_PREFIX, value=str(user.pk)).delete()
 
 
 def verify(user, password):

@@ -6,9 +6,10 @@ tokens are told apart (``TOKEN_EXPIRED`` vs ``INVALID_TOKEN``).
 
 import time
 
+from django.contrib.auth import get_user_model
 from django.core import signing
 
-from authservice import app_settings, links
+from authservice import app_settings, links, tasks
 from authservice.adapter import get_adapter
 from authservice.cookies import encode_component
 from authservice.errors import APIError, codes
@@ -39,21 +40,41 @@ def read_token(token):
     return payload
 
 
-def verify_url(ctx, token, callback_url):
-    return (f"{links.base(ctx)}/verify-email?token={token}"
-            f"&callbackURL={encode_component(callback_url or '/')}")
+def verify_url(base, token, callback_url):
+    """The mailed link; ``base`` is :func:`authservice.links.base` of the request that asked."""
+    return f"{base}/verify-email?token={token}&callbackURL={encode_component(callback_url or '/')}"
 
 
-def send_verification_mail(ctx, user, callback_url=None, *, email=None, update_to=None,
-                           request_type=None, kind="verify-email"):
-    """Mail a verification link for ``email`` (default the user's) to that address."""
+def queue_verification_mail(ctx, *, email, user_id=None, callback_url=None, update_to=None,
+                            request_type=None, kind="verify-email"):
+    """Enqueue a verification (or change-e-mail) mail for the account that has ``email`` now.
+
+    ``user_id`` pins the account; without it the account is looked up by ``email``. Callers enqueue
+    whether or not such an account exists (the task decides), so the request costs the same (I7).
+    """
     if not app_settings.email_verification.enabled:
         raise APIError(400, codes.VERIFICATION_EMAIL_NOT_ENABLED)
-    address = email or user.email
-    token = make_token(address if not update_to else user.email, update_to, request_type)
-    to = update_to if (update_to and request_type != "change-email-confirmation") else address
+    tasks.verification_mail.enqueue(
+        kind=kind, email=email.lower(), base=links.base(ctx), callback_url=callback_url,
+        user_id=user_id, update_to=update_to and update_to.lower(), request_type=request_type,
+    )
+
+
+def deliver(*, kind, email, base, callback_url, user_id, update_to, request_type):
+    """The task's half: mail only an active account that still has ``email`` (and needs the mail)."""
+    User = get_user_model()
+    accounts = User.objects.filter(pk=user_id) if user_id else User.objects.filter(email=email)
+    user = accounts.first()
+    if user is None or not user.is_active or user.email.lower() != email:
+        return
+    if kind == "verify-email" and user.email_verified:
+        return
+    if update_to and User.objects.filter(email=update_to).exclude(pk=user.pk).exists():
+        # The new address is taken: the caller got the same answer, nobody gets a link.
+        return
+    token = make_token(user.email, update_to, request_type)
+    to = update_to if (update_to and request_type != "change-email-confirmation") else user.email
     get_adapter().send_mail(kind, to, {
         "user": user, "email": to, "new_email": update_to, "token": token,
-        "url": verify_url(ctx, token, callback_url),
+        "url": verify_url(base, token, callback_url),
     })
-    return token
