@@ -6,6 +6,7 @@ from authservice.api import inputs
 from authservice.api.registry import endpoint
 from authservice.flows import sessions
 from sso import domains, providers, wire
+from sso.endpoints.domains import DomainList
 from sso.inputs import Choice, Object, StringOrList, Url
 
 AUTH_METHODS = ("client_secret_basic", "client_secret_post", "private_key_jwt")
@@ -84,7 +85,7 @@ class SamlConfigUpdateInput(SamlConfigInput):
 class RegisterInput(inputs.Input):
     providerId = inputs.String(min_length=1, max_length=255)  # the column is varchar(255)
     issuer = Url()
-    domain = inputs.String(min_length=1)
+    domain = DomainList()
     organizationId = inputs.String(required=False, max_length=32)  # the column is varchar(32)
     overrideUserInfo = inputs.Boolean(required=False)
     oidcConfig = OidcConfigInput(required=False)
@@ -119,7 +120,7 @@ def get_sso_provider(ctx):
 class UpdateInput(inputs.Input):
     providerId = inputs.String()
     issuer = Url(required=False)
-    domain = inputs.String(required=False, min_length=1)
+    domain = DomainList(required=False)
     oidcConfig = OidcConfigUpdateInput(required=False)
     samlConfig = SamlConfigUpdateInput(required=False)
 

@@ -105,12 +105,19 @@ def test_domain_is_normalised_to_a_bare_hostname(sign_in, dns_server):
     assert client.api_post("/sso/verify-domain", {"providerId": "acme"}).status_code == 204
 
 
-def test_invalid_domain_is_400(sign_in, dns_server):
-    client = sign_in()
-    client.api_post("/sso/register", skip_discovery_body(domain="acme..com"))
-    response = client.api_post("/sso/verify-domain", {"providerId": "acme"})
+def test_an_invalid_domain_is_refused_at_registration(sign_in):
+    response = sign_in().api_post("/sso/register", skip_discovery_body(domain="acme..com"))
+    assert error_of(response) == {"code": "VALIDATION_ERROR", "status": 400,
+                                  "message": "[body.domain] Invalid domain"}
+    assert not SsoProvider.objects.exists()
+
+
+def test_an_invalid_stored_domain_is_400_before_any_lookup(registered, dns_server):
+    SsoProvider.objects.update(domain="acme..com")  # a row written before registration checked it
+    response = registered.api_post("/sso/verify-domain", {"providerId": "acme"})
     assert response.status_code == 400
     assert error_of(response)["code"] == "INVALID_DOMAIN"
+    assert dns_server.queries == []
 
 
 def test_verify_an_already_verified_domain_is_409(registered, dns_server):
