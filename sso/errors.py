@@ -84,6 +84,12 @@ for _code, _message in {
     "SAML_METADATA_URL_PRIVATE_HOST": "IdP metadata URL points to a host that is not publicly routable",
     "SAML_METADATA_FETCH_FAILED": "Failed to fetch IdP metadata",
     "SAML_INVALID_IDP_METADATA": "Invalid IdP metadata",
+    # URL and metadata hygiene (issue 12: I3, I4).
+    "SAML_METADATA_FOREIGN_CONTENT": (
+        "SAML metadata may only hold SAML metadata, XML Signature and XML Encryption content"
+    ),
+    "SAML_URL_INVALID": "SAML locations and callback URLs must be http or https URLs",
+    "SSO_SIGN_IN_URL_INVALID": "The provider's sign-in URL is not an http or https URL",
 }.items():
     define(_code, _message)
 

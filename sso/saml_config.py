@@ -12,7 +12,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import Encoding
 
-from authservice.errors import APIError
+from authservice import origins
+from authservice.errors import APIError, validation_error
 from sso import app_settings
 from sso.errors import codes, metadata_too_large_message
 
@@ -84,15 +85,60 @@ def certificate_summary(value):
     }
 
 
+IDP_METADATA_REQUIRED = "[body.samlConfig.idpMetadata] Invalid input: expected record, received undefined"
+# Lists of endpoints whose ``Location`` a browser may be sent to (sso.md §2 idpMetadata).
+IDP_SERVICE_LISTS = ("singleSignOnService", "singleLogoutService")
+
+
+def _url_refused(field):
+    return APIError(400, codes.SAML_URL_INVALID, f"samlConfig.{field} must be an http or https URL")
+
+
+def check_locations(config):
+    """I4: every location of a samlConfig is http(s) and parses, as the browser will be given it.
+
+    ``entryPoint`` and the IdP's SSO/SLO services are where a browser is sent; ``callbackUrl`` and
+    ``idpInitiatedCallbackUrl`` are where it lands (an absolute http(s) URL or a path on our origin);
+    ``idpMetadata.url`` is fetched by the server. Locations inside metadata XML are checked by
+    :mod:`sso.saml.validation`.
+    """
+    if not origins.is_http_url(config.get("entryPoint")):
+        raise _url_refused("entryPoint")
+    idp = config.get("idpMetadata") if isinstance(config.get("idpMetadata"), dict) else {}
+    for key in IDP_SERVICE_LISTS:
+        services = idp.get(key)
+        if services is None:
+            continue
+        if not isinstance(services, list):
+            raise _url_refused(f"idpMetadata.{key}")
+        for service in services:
+            location = service.get("Location") if isinstance(service, dict) else service
+            if location is not None and not origins.is_http_url(location):
+                raise _url_refused(f"idpMetadata.{key}")
+    if idp.get("url") is not None and not origins.is_http_url(idp["url"]):
+        raise APIError(400, codes.SAML_METADATA_URL_INVALID)
+    for key in ("callbackUrl", "idpInitiatedCallbackUrl"):
+        value = config.get(key)
+        if value is not None and not (origins.is_http_url(value)
+                                      or (isinstance(value, str) and origins.is_safe_relative(value))):
+            raise APIError(400, codes.SAML_URL_INVALID,
+                           f"samlConfig.{key} must be an http or https URL or a path on this origin")
+
+
 def validate(config):
     """The register/update checks of a ``samlConfig`` (the basics; SAML proper is the next issue)."""
     if not config.get("entryPoint"):
         raise APIError(400, codes.SAML_ENTRY_POINT_REQUIRED)
     idp = config.get("idpMetadata")
-    if isinstance(idp, dict) and not (idp.get("metadata") or idp.get("entityID")):
+    if not isinstance(idp, dict):
+        # sso.md §2: idpMetadata is required. Without it nothing names the IdP, so nothing pins the
+        # Issuer of a response: any holder of the certificate's key could speak for any entity.
+        raise validation_error(IDP_METADATA_REQUIRED)
+    if not (idp.get("metadata") or idp.get("entityID")):
         raise APIError(400, codes.SAML_IDP_ENTITY_ID_REQUIRED)
+    check_locations(config)
     certificates = certificates_of(config)
-    has_metadata_xml = isinstance(idp, dict) and bool(idp.get("metadata"))
+    has_metadata_xml = bool(idp.get("metadata"))
     if not certificates and not has_metadata_xml:
         raise APIError(400, codes.CERT_SOURCE_MISSING)
     for value in certificates:

@@ -105,7 +105,12 @@ def start(ctx, body):
     except ImportError:
         # SAML sign-in arrives with its own issue; until then its providers cannot start a sign-in.
         raise APIError(400, codes.PROVIDER_TYPE_NOT_CONFIGURED, sso_errors.SAML_NOT_CONFIGURED_MESSAGE) from None
-    return module.start(ctx, provider, body)
+    url, cookie_key, state_key = module.start(ctx, provider, body)
+    # I4, checked again in the form the browser gets it, for both protocols: a row stored before the
+    # register-time checks (or edited in the database) must not hand out a ``javascript:`` location.
+    if not origins.is_http_url(url):
+        raise APIError(400, codes.SSO_SIGN_IN_URL_INVALID)
+    return url, cookie_key, state_key
 
 
 # --- after the protocol -----------------------------------------------------------------------------

@@ -1,11 +1,20 @@
-"""SP metadata of a SAML provider (sso.md §5 ``GET /sso/saml2/sp/metadata``).
+"""SP metadata of a SAML provider (sso.md §5 ``GET /sso/saml2/sp/metadata``), and what metadata may hold.
 
-``spMetadata.metadata`` given at registration is returned verbatim; otherwise one unsigned
-EntityDescriptor with a single SPSSODescriptor, written here rather than by pysaml2 so its shape is
-exactly the documented one (better-auth's, with our ACS path and optional KeyDescriptors).
+``spMetadata.metadata`` given at registration is served re-serialised (:func:`reserialise`), never as
+the stored text (I3): only SAML metadata, XML Signature and XML Encryption elements, their attributes
+without a foreign namespace, and text. A stored "metadata" that is XHTML with a ``<script>``, an SVG,
+a stylesheet processing instruction or a comment therefore cannot reach a browser from the auth origin;
+a document that is not an ``md:EntityDescriptor`` is replaced by the generated one. Without given
+metadata: one unsigned EntityDescriptor with a single SPSSODescriptor, written here rather than by
+pysaml2 so its shape is exactly the documented one (better-auth's, with our ACS path and optional
+KeyDescriptors).
+
+:func:`foreign_content` is the registration-time rule for IdP and SP metadata alike: an element or
+attribute outside the SAML family of namespaces, or a processing instruction, is refused.
 """
 
-from xml.sax.saxutils import quoteattr
+import re
+from xml.sax.saxutils import escape, quoteattr
 
 from saml2 import BINDING_HTTP_POST
 
@@ -30,11 +39,98 @@ def _key_descriptor(use, pem):
             f"<ds:X509Certificate>{body}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>")
 
 
+XML_NS = "http://www.w3.org/XML/1998/namespace"
+XSI = "http://www.w3.org/2001/XMLSchema-instance"
+DS11 = "http://www.w3.org/2009/xmldsig11#"
+XENC11 = "http://www.w3.org/2009/xmlenc11#"
+# What a served SP document keeps, with the prefix it is written with.
+SERVED_PREFIXES = {xml.MD: "md", xml.DS: "ds", xml.XENC: "xenc"}
+# What registration accepts in IdP or SP metadata: the SAML 2.0 metadata schema and the namespaces its
+# documents legitimately carry (signatures, keys, attributes in IDPSSODescriptor, the OASIS metadata
+# extensions in md:Extensions). Anything else, XHTML, SVG, MathML, XSLT or XInclude above all, is
+# "foreign": a browser may run it, and SAML never needs it.
+ALLOWED_NAMESPACES = frozenset({
+    xml.MD, xml.DS, xml.XENC, DS11, XENC11, xml.SAML,
+    "urn:oasis:names:tc:SAML:metadata:ui",
+    "urn:oasis:names:tc:SAML:metadata:rpi",
+    "urn:oasis:names:tc:SAML:metadata:attribute",
+    "urn:oasis:names:tc:SAML:metadata:algsupport",
+    "urn:oasis:names:tc:SAML:profiles:SSO:idp-discovery-protocol",
+    "urn:oasis:names:tc:SAML:profiles:SSO:request-init",
+    "urn:mace:shibboleth:metadata:1.0",
+})
+# Namespaced attributes any SAML document may carry (xml:lang on names, xsi:type on RoleDescriptor).
+ALLOWED_ATTRIBUTE_NAMESPACES = ALLOWED_NAMESPACES | {XML_NS, XSI}
+# Any processing instruction but the XML declaration (``<?xml-stylesheet ...?>`` runs XSLT in a browser).
+_PROCESSING_INSTRUCTION = re.compile(r"<\?(?!xml[\s?])", re.IGNORECASE)
+
+
+def _namespace(name):
+    return name[1:].split("}", 1)[0] if name.startswith("{") else ""
+
+
+def foreign_content(text, root):
+    """A description of the first foreign element, attribute or processing instruction, else None."""
+    if _PROCESSING_INSTRUCTION.search(text if isinstance(text, str) else text.decode("utf-8", "replace")):
+        return "a processing instruction"
+    for element in root.iter():
+        if not isinstance(element.tag, str) or _namespace(element.tag) not in ALLOWED_NAMESPACES:
+            return f"the element {element.tag}"
+        for name in element.attrib:
+            namespace = _namespace(name)
+            if namespace and namespace not in ALLOWED_ATTRIBUTE_NAMESPACES:
+                return f"the attribute {name}"
+    return None
+
+
+def _serialise(element, out, declarations=()):
+    namespace, _, local = element.tag[1:].partition("}")
+    name = f"{SERVED_PREFIXES[namespace]}:{local}"
+    out.append(f"<{name}")
+    for uri, prefix in declarations:  # all on the root element
+        out.append(f" xmlns:{prefix}={quoteattr(uri)}")
+    for key, value in element.attrib.items():
+        key_namespace = _namespace(key)
+        if key_namespace == XML_NS:
+            out.append(f" xml:{key.split('}', 1)[1]}={quoteattr(value)}")
+        elif not key_namespace:
+            out.append(f" {key}={quoteattr(value)}")
+    children = [child for child in element if _namespace(child.tag) in SERVED_PREFIXES]
+    text = element.text or ""
+    if not children and not text:
+        out.append("/>")
+    else:
+        out.append(">" + escape(text))
+        for child in children:
+            _serialise(child, out)
+            out.append(escape(child.tail or ""))
+        out.append(f"</{name}>")
+
+
+def reserialise(text):
+    """``text`` rebuilt from its SAML metadata, xmldsig and xmlenc elements; None when it is no SP
+    EntityDescriptor. Only elements, plain (or ``xml:``) attributes and escaped text are written, so
+    nothing in the output is markup the input's author chose."""
+    try:
+        root = xml.parse(text)
+    except xml.XmlRefused:
+        return None
+    if root.tag != xml.q(xml.MD, "EntityDescriptor"):
+        return None
+    used = {_namespace(element.tag) for element in root.iter() if isinstance(element.tag, str)}
+    declared = [(uri, prefix) for uri, prefix in SERVED_PREFIXES.items() if uri in used]
+    out = []
+    _serialise(root, out, declared)
+    return "".join(out)
+
+
 def sp_metadata(ctx, settings):
     """The SP metadata XML of one provider's Settings."""
     given = settings.sp.get("metadata")
     if isinstance(given, str) and given.strip():
-        return given
+        served = reserialise(given)
+        if served is not None:
+            return served
     keys = ""
     if settings.signing_cert:
         keys += _key_descriptor("signing", settings.signing_cert)

@@ -3,28 +3,57 @@
 ``validate(config)`` runs after the basic checks of ``sso.saml_config.validate`` (entry point, certificate
 source, PEM parsing): metadata XML, SP keys and the algorithm policy. Every problem is a 400 with a
 code, never a 500.
+
+Metadata XML, IdP or SP, given or fetched, passes :func:`check_metadata_document`: nothing outside the
+SAML family of namespaces (I3: SP metadata is served from the auth origin) and every endpoint
+``Location``/``ResponseLocation`` http(s) (I4: the SSO location is where a browser is sent).
 """
 
+from authservice import origins
 from authservice.errors import APIError
 from sso.errors import codes
-from sso.saml import algorithms, xml
+from sso.saml import algorithms, metadata, xml
 from sso.saml_config import load_certificate
 
 INVALID_IDP_METADATA = "Invalid IdP metadata: expected an EntityDescriptor with an IDPSSODescriptor"
+LOCATION_ATTRIBUTES = ("Location", "ResponseLocation")
 
 
 def _dict(value):
     return value if isinstance(value, dict) else {}
 
 
-def _check_idp_metadata(config):
-    metadata = _dict(config.get("idpMetadata")).get("metadata")
-    if not metadata:
-        return
+def check_metadata_document(text, root, which):
+    """Refuse foreign content (SAML_METADATA_FOREIGN_CONTENT) and non-http(s) endpoint locations
+    (SAML_URL_INVALID) in parsed metadata ``root``; ``which`` is "idpMetadata" or "spMetadata"."""
+    found = metadata.foreign_content(text, root)
+    if found is not None:
+        raise APIError(400, codes.SAML_METADATA_FOREIGN_CONTENT,
+                       f"samlConfig.{which}.metadata holds {found}, which is not SAML metadata")
+    for element in root.iter():
+        for attribute in LOCATION_ATTRIBUTES:
+            location = element.get(attribute)
+            if location is not None and not origins.is_http_url(location):
+                name = element.tag.rpartition("}")[2]
+                raise APIError(400, codes.SAML_URL_INVALID,
+                               f"samlConfig.{which}.metadata: {name} {attribute} must be an http or https URL")
+
+
+def check_idp_metadata(text):
+    """The checks every IdP metadata document passes, given or fetched (register, update, refresh)."""
     try:
-        root = xml.parse(metadata)
+        root = xml.parse(text)
     except xml.XmlRefused:
         raise APIError(400, codes.SAML_CONFIG_INVALID, INVALID_IDP_METADATA) from None
+    check_metadata_document(text, root, "idpMetadata")
+    return root
+
+
+def _check_idp_metadata(config):
+    text = _dict(config.get("idpMetadata")).get("metadata")
+    if not text:
+        return
+    root = check_idp_metadata(text)
     descriptors = list(root.iter(xml.q(xml.MD, "IDPSSODescriptor")))
     if not descriptors:
         raise APIError(400, codes.SAML_CONFIG_INVALID, INVALID_IDP_METADATA)
@@ -35,16 +64,18 @@ def _check_idp_metadata(config):
 
 
 def _check_sp_metadata(config):
-    metadata = _dict(config.get("spMetadata")).get("metadata")
-    if not metadata:
+    text = _dict(config.get("spMetadata")).get("metadata")
+    if not text:
         return
     try:
-        root = xml.parse(metadata)
+        root = xml.parse(text)
     except xml.XmlRefused:
         raise APIError(400, codes.SAML_INVALID_SP_METADATA) from None
-    descriptor = next(root.iter(xml.q(xml.MD, "SPSSODescriptor")), None)
-    if descriptor is None:
+    # Served from the auth origin (sso.md §5): an EntityDescriptor of our own SP, nothing else.
+    descriptor = root.find(xml.q(xml.MD, "SPSSODescriptor"))
+    if root.tag != xml.q(xml.MD, "EntityDescriptor") or descriptor is None:
         raise APIError(400, codes.SAML_INVALID_SP_METADATA)
+    check_metadata_document(text, root, "spMetadata")
     declared = descriptor.get("WantAssertionsSigned")
     if declared is not None and "wantAssertionsSigned" in config \
             and (declared.strip().lower() == "true") != bool(config["wantAssertionsSigned"]):
