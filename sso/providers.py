@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 from authservice import app_settings as core_settings
 from authservice.errors import APIError, validation_error
 from authservice.models import Account, Verification
-from sso import app_settings, discovery, domains, organizations, saml_config, signals
+from sso import app_settings, discovery, domains, identity, organizations, saml_config, signals
 from sso.errors import NO_FIELDS_MESSAGE, OIDC_CONFIG_TYPE_MISMATCH_MESSAGE, codes
 from sso.models import SsoProvider
 from sso.saml import metadata_fetch
@@ -28,7 +28,8 @@ SECRET_METHODS = ("client_secret_basic", "client_secret_post")
 OIDC_IDENTITY_KEYS = ("clientId", "discoveryEndpoint", *discovery.ENDPOINT_KEYS)
 SAML_IDENTITY_KEYS = ("audience", "callbackUrl", "entryPoint", "identifierFormat", "cert",
                       "wantAssertionsSigned")
-SAML_IDP_IDENTITY_KEYS = ("metadata", "entityID", "singleSignOnService", "cert")
+# idpMetadata.url is where the keys come from (I5): changing it alone would swap them at the fetch.
+SAML_IDP_IDENTITY_KEYS = ("url", "metadata", "entityID", "singleSignOnService", "cert")
 SAML_SP_IDENTITY_KEYS = ("metadata", "entityID", "isAssertionEncrypted")
 
 
@@ -207,8 +208,8 @@ def update(found, body):
         oidc = {**provider.oidc_config, "issuer": issuer}
     if body.get("samlConfig") is not None:
         saml = {**_merge_saml(provider.saml_config, body["samlConfig"]), "issuer": issuer}
-    if _identity_changed(provider, issuer, oidc, saml) and Account.objects.filter(
-            provider_id=provider.provider_id).exists():
+    # Refused before any fetch when a locked field is named; compared again after the fetch below.
+    if _identity_changed(provider, issuer, oidc, saml) and identity.is_linked(provider):
         raise APIError(409, codes.PROVIDER_IDENTITY_LOCKED)
     if oidc is not None:
         discovery.check_config_endpoints(oidc)
@@ -218,6 +219,8 @@ def update(found, body):
         saml = metadata_fetch.hydrate(saml, previous=provider.saml_config)
         saml_config.validate(saml)
         saml_validation.validate(saml)
+        # I5: the identity of what will be stored, fetched metadata included.
+        identity.check_unchanged(provider, provider.saml_config, saml)
         provider.saml_config = saml
     provider.issuer = issuer
     domain = body.get("domain")

@@ -21,8 +21,9 @@ from django.db import transaction
 
 from authservice import fetch
 from authservice.errors import APIError
-from sso import app_settings
+from sso import app_settings, identity
 from sso.errors import codes, metadata_too_large_message
+from sso.saml import validation as saml_validation
 
 MAX_REDIRECTS = 5
 MD = "urn:oasis:names:tc:SAML:2.0:metadata"
@@ -123,11 +124,14 @@ def hydrate(config, previous=None):
     return {**config, "idpMetadata": {**idp, "metadata": xml}}
 
 
-def refresh(provider):
+def refresh(provider, allow_rekey=False):
     """Fetch the provider's metadata URL again; True when the stored copy changed.
 
-    On any failure the stored copy stays as it was and the :class:`APIError` propagates. The row is
-    re-read under a lock so a concurrent update-provider is neither lost nor overwritten.
+    The fetched document must pass the SAML config checks, and, while accounts are linked, keep the
+    provider's identity (I5: entity ID and signing keys, compared after the fetch) unless an
+    administrator re-keys explicitly (``allow_rekey``). On any failure or refusal the stored copy
+    stays as it was and the :class:`APIError` propagates. The row is re-read under a lock so a
+    concurrent update-provider is neither lost nor overwritten.
     """
     from sso.models import SsoProvider
 
@@ -143,7 +147,10 @@ def refresh(provider):
         _check_entity(config, xml)
         if config["idpMetadata"].get("metadata") == xml:
             return False
-        current.saml_config = {**config, "idpMetadata": {**config["idpMetadata"], "metadata": xml}}
+        updated = {**config, "idpMetadata": {**config["idpMetadata"], "metadata": xml}}
+        saml_validation.validate(updated)
+        identity.check_unchanged(current, config, updated, allow_rekey=allow_rekey)
+        current.saml_config = updated
         current.save(update_fields=["saml_config", "updated_at"])
     provider.saml_config = current.saml_config
     return True

@@ -2,6 +2,11 @@
 
 Meant for cron: one line per provider, and a non-zero exit status when any fetch failed, so the
 scheduler reports it. A failed provider keeps its last good metadata.
+
+A fetched document that changes the provider's identity (entity ID or signing keys) while accounts are
+linked is refused like any other failure (I5: PROVIDER_IDENTITY_LOCKED). An administrator who has
+checked the IdP's key rotation re-keys explicitly with ``--allow-rekey`` and named providers; each
+re-key is logged (logger ``sso``, WARNING) as the audit record.
 """
 
 from django.core.management.base import BaseCommand, CommandError
@@ -16,6 +21,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("provider_ids", nargs="*", metavar="providerId")
+        parser.add_argument("--allow-rekey", action="store_true",
+                            help="Accept new signing keys or entity ID for the named providers although "
+                                 "accounts are linked (audited). Requires provider ids.")
 
     def _providers(self, provider_ids):
         query = SsoProvider.objects.exclude(saml_config__isnull=True).order_by("provider_id")
@@ -32,13 +40,18 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         failed = []
+        allow_rekey = options["allow_rekey"]
+        if allow_rekey and not options["provider_ids"]:
+            # A re-key is a decision about one IdP, never a blanket switch for a cron line.
+            raise CommandError("--allow-rekey needs the provider ids to re-key")
         providers = self._providers(options["provider_ids"])
         for provider in providers:
             try:
-                changed = metadata_fetch.refresh(provider)
+                changed = metadata_fetch.refresh(provider, allow_rekey=allow_rekey)
             except APIError as exc:
                 failed.append(provider.provider_id)
-                self.stderr.write(f"{provider.provider_id}: failed, kept the last good copy: {exc.message}")
+                self.stderr.write(f"{provider.provider_id}: failed, kept the last good copy: {exc.code}: "
+                                  f"{exc.message}")
                 continue
             self.stdout.write(f"{provider.provider_id}: {'updated' if changed else 'unchanged'}")
         self.stdout.write(f"{len(providers)} provider(s), {len(failed)} failed")

@@ -360,6 +360,11 @@ def test_a_metadata_url_that_became_private_is_not_fetched(server, keys, owner):
     assert server.hits == []
 
 
+def test_allow_rekey_needs_named_providers(owner):
+    with pytest.raises(CommandError, match="--allow-rekey needs the provider ids"):
+        run_refresh("--allow-rekey")
+
+
 def test_the_command_names_unknown_providers(owner):
     with pytest.raises(CommandError, match="No SAML provider: nope"):
         run_refresh("nope")
@@ -397,14 +402,15 @@ def post_signed_response(api, provider_id, keypair, tmp_path):
                     content_type="application/x-www-form-urlencoded")
 
 
-def test_a_rotated_certificate_is_picked_up_by_the_refresh(trusted, keys, owner, api, tmp_path):
+def test_a_rotated_certificate_is_picked_up_by_an_explicit_rekey(trusted, keys, owner, api, tmp_path):
+    # Accounts are linked after the first sign-in, so new keys need the administrator's --allow-rekey (I5).
     pytest.importorskip("sso.saml.acs")
     url_provider(owner, f"{trusted.url}/md", metadata(keys, "old"))
     assert post_signed_response(api, "rot", keys["old"], tmp_path)["Location"] == "/dashboard"
     api.cookies.clear()
 
     trusted.set("/md", metadata(keys, "new"))
-    run_refresh("rot")
+    run_refresh("--allow-rekey", "rot")
 
     refused_old = post_signed_response(api, "rot", keys["old"], tmp_path)
     assert refused_old["Location"].startswith("/sso-error?error=saml_error")
