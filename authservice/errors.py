@@ -175,3 +175,8 @@ class OAuthCallbackError:
     LINK_FAILED = "unable to link account"
     UNABLE_TO_UPDATE_ACCOUNT = "unable to update account"
     UNABLE_TO_CREATE_SESSION = "unable to create session"
+    # Refusals of the one external-identity flow (authservice/flows/external_identity.py, issue 12).
+    # I1: the provider is not trusted for the user's e-mail domain (SSO domain verification).
+    EMAIL_DOMAIN_NOT_TRUSTED = "email_domain_not_trusted"
+    # The user is deactivated (is_active false): no session from any provider.
+    USER_INACTIVE = "user_inactive"

@@ -54,6 +54,11 @@ DEFAULTS = {
         # Trust the IdP's email_verified claim (better-auth: trustEmailVerified).
         "trust_email_verified": False,
     },
+    # Provider ids allowed to sign in, link and create users of ANY e-mail domain although domain
+    # verification is on (I1 opt-out; see the README's SSO section for why this is dangerous:
+    # whoever controls such a provider can pre-hijack or take over accounts of every domain).
+    # Without domain verification every provider already may (sso.md §6).
+    "trust_any_email_domain": [],
     # Reject unknown users unless the sign-in asked for requestSignUp (sso.md §6.4).
     "disable_implicit_sign_up": False,
     # Providers defined in settings (better-auth: defaultSSO); their ids are reserved and they count

@@ -93,6 +93,29 @@ for _code, _message in {
 }.items():
     define(_code, _message)
 
+class RedirectError:
+    """The ``?error=`` values of SSO error redirects (sso.md §9), raised as the one failure type
+    ``authservice.flows.external_identity.SignInFailure``; the core flow's refusals (linking, sign-up,
+    e-mail domain trust, inactive user) are in ``authservice.errors.OAuthCallbackError``."""
+
+    # OIDC callback.
+    STATE_NOT_FOUND = "state_not_found"
+    STATE_MISMATCH = "state_mismatch"
+    INVALID_REQUEST = "invalid_request"
+    INVALID_PROVIDER = "invalid_provider"
+    INVALID_STATE = "invalid_state"
+    DISCOVERY_FAILED = "discovery_failed"
+    # SAML ACS.
+    SAML_ERROR = "saml_error"
+    SAML_INVALID_ENCODING = "saml_invalid_encoding"
+    SAML_INVALID_XML = "saml_invalid_xml"
+    SAML_NO_ASSERTION = "saml_no_assertion"
+    SAML_MULTIPLE_ASSERTIONS = "saml_multiple_assertions"
+    INVALID_SAML_RESPONSE = "invalid_saml_response"
+    UNSOLICITED_RESPONSE = "unsolicited_response"
+    REPLAY_DETECTED = "replay_detected"
+
+
 # Messages of a shared code in one particular use.
 PROVIDER_NOT_FOUND_MESSAGE = "Provider not found"
 NO_PROVIDER_FOR_ISSUER_MESSAGE = "No provider found for the issuer"

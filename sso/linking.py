@@ -1,75 +1,91 @@
-"""From a verified SSO identity to a user, an account and a session (sso.md §6, §8 step 2).
+"""SSO's side of the one external-identity flow (authservice/flows/external_identity.py; sso.md §6, §8).
 
-Protocol-neutral: OIDC hands over (sub, mapped claims, token set), SAML (NameID, mapped attributes,
-no tokens). Accounts are keyed on (providerId, accountId) and never found by e-mail alone; an existing
-user with the same e-mail is linked only under the rules of sso.md §6.
+A protocol (OIDC: sub, mapped claims, tokens; SAML: NameID, mapped attributes) builds an
+:func:`identity`; :func:`sign_in` hands it to the core flow with an :class:`SsoAuthority`, which locks
+and re-checks the provider inside the sign-in's transaction and says what the provider is trusted for:
+
+- with domain verification on, a verified provider vouches only for addresses in its domains
+  (exact or subdomain): it creates, links and signs in no one else (I1, F9: pre-hijacking). A
+  deployment may opt a provider out with ``AUTHSERVICE_SSO["trust_any_email_domain"]``;
+- without domain verification, any address, but an existing user is linked only on an IdP-asserted
+  verified e-mail with ``account_linking.trust_email_verified`` on (behaviour unchanged).
 """
 
-from dataclasses import dataclass, field
 from datetime import timedelta
 
-from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from authservice import app_settings, db, signals
+from authservice import db
 from authservice.errors import APIError, codes
-from authservice.flows import sessions
-from authservice.models import Account
+from authservice.flows import external_identity
 from sso import app_settings as sso_settings
 from sso import errors  # noqa: F401 - registers the SSO codes
+from sso import provisioning
 from sso.models import SsoProvider
 
-# The redirect's ``error`` for each refusal, as better-auth writes them for OIDC (sso.md §9).
-ACCOUNT_NOT_LINKED = "account not linked"
-SIGNUP_DISABLED = "signup disabled"
-UNABLE_TO_CREATE_USER = "unable to create user"
-UNABLE_TO_CREATE_SESSION = "unable to create session"
+# The refusal the SAML ACS catches: the core flow's, ``.error`` being the redirect's ``error``.
+LinkRefused = external_identity.SignInRefused
 
 
-class LinkRefused(Exception):
-    """Sign-in refused by the linking rules; ``error`` is the redirect's ``error`` value."""
+def identity(account_id, user_info, tokens=None):
+    """The core Identity for a mapped SSO user: ``user_info`` = {id, email, name, image?,
+    emailVerified, ...extraFields, attributes} (what provisionUser is shown), ``tokens`` an OIDC
+    ``Tokens`` (None for SAML)."""
+    return external_identity.Identity(
+        account_id=account_id,
+        email=(user_info.get("email") or "").strip().lower(),
+        # The IdP's claim counts only where the deployment trusts it (sso.md §3 step 9).
+        email_verified=bool(sso_settings.account_linking.trust_email_verified
+                            and user_info.get("emailVerified") is True),
+        name=user_info.get("name") or "",
+        image=user_info.get("image") or None,
+        tokens=tokens,
+        user_info=user_info,
+    )
 
-    def __init__(self, error):
-        super().__init__(error)
-        self.error = error
+
+class SsoAuthority(external_identity.Authority):
+    """An SSO provider, read and locked by ``lock()`` inside the sign-in's transaction."""
+
+    def __init__(self, provider_ref, request_sign_up=False):
+        self.provider_ref = provider_ref
+        self.provider = None
+        self.require_local_email_verified = sso_settings.account_linking.require_local_email_verified
+        self.allow_sign_up = bool(request_sign_up) or not sso_settings.disable_implicit_sign_up
+
+    def lock(self):
+        provider = _locked_provider(self.provider_ref)
+        self.provider, self.provider_id = provider, provider.provider_id
+        self.domains = trusted_domains(provider)
+        # A verified domain vouches for its own addresses; without verification only the IdP's
+        # e-mail claim (when trusted) can link an existing user.
+        self.vouches_for_email = bool(sso_settings.domain_verification.enabled)
+
+    def provision(self, signed_in, identity):
+        provisioning.run(user=signed_in.user, user_info=identity.user_info, token=token_set(identity.tokens),
+                         provider=self.provider, is_new_user=signed_in.is_new_user)
 
 
-@dataclass
-class Identity:
-    """What a protocol verified: who the IdP says the user is."""
+def trusted_domains(provider):
+    """The e-mail domains ``provider`` may vouch for (I1); None = every domain.
 
-    account_id: str  # OIDC sub or SAML NameID
-    user_info: dict  # {id, email, name, image?, emailVerified, ...extraFields, attributes}
-    token: dict | None = None  # OIDC token set (sso.md §8 step 3); None for SAML
-    account_fields: dict = field(default_factory=dict)  # token columns of the account row
-
-
-@dataclass
-class SignedIn:
-    user: object
-    session: object
-    is_new_user: bool
-    provider: SsoProvider
+    Every domain without domain verification (as before issue 12), or for a provider the deployment
+    opted out in ``trust_any_email_domain``; else its domains once verified, and none before.
+    """
+    if not sso_settings.domain_verification.enabled \
+            or provider.provider_id in (sso_settings.trust_any_email_domain or ()):
+        return None
+    return tuple(provider.domains()) if provider.domain_verified else ()
 
 
 def sign_in(ctx, provider_ref, identity, *, request_sign_up=False):
-    """One transaction: re-check the provider, find/link/create user and account, create the session.
+    """Re-check the provider, find/link/create the user, open the session, run the hooks (sso.md §8).
 
-    Raises LinkRefused, or APIError(SSO_PROVIDER_CHANGED) when the provider changed since the
-    sign-in started; nothing is written then.
+    Returns the core ``SignedIn`` (``.authority.provider`` is the provider). Raises ``LinkRefused``, or
+    APIError(SSO_PROVIDER_CHANGED) when the provider changed since the sign-in started, or a hook's
+    APIError; no session exists afterwards then.
     """
-    with transaction.atomic():
-        provider = _locked_provider(provider_ref)
-        user, is_new = _user_for(provider, identity, request_sign_up)
-        try:
-            with transaction.atomic():
-                session = sessions.create_session(ctx, user)
-        except IntegrityError:
-            raise LinkRefused(UNABLE_TO_CREATE_SESSION) from None
-    if is_new:
-        signals.user_created.send(sender=type(user), user=user, provider=provider.provider_id)
-    return SignedIn(user=user, session=session, is_new_user=is_new, provider=provider)
+    return external_identity.sign_in(ctx, SsoAuthority(provider_ref, request_sign_up), identity)
 
 
 def _locked_provider(provider_ref):
@@ -81,83 +97,15 @@ def _locked_provider(provider_ref):
     return provider
 
 
-def _user_for(provider, identity, request_sign_up):
-    account = db.get_row(Account, related="user", provider_id=provider.provider_id, account_id=identity.account_id)
-    if account is not None:
-        _update_tokens(account, identity.account_fields)
-        return account.user, False
-    email = (identity.user_info.get("email") or "").strip().lower()
-    existing = get_user_model().objects.filter(email__iexact=email).first()
-    if existing is not None:
-        if not may_link(provider, existing, identity.user_info):
-            raise LinkRefused(ACCOUNT_NOT_LINKED)
-        _create_account(provider, existing, identity)
-        return existing, False
-    if sso_settings.disable_implicit_sign_up and not request_sign_up:
-        raise LinkRefused(SIGNUP_DISABLED)
-    return _create_user(provider, email, identity), True
-
-
-def may_link(provider, user, user_info):
-    """Whether an SSO identity may join the existing ``user`` that has its e-mail (sso.md §6.2).
-
-    A verified provider domain covering the e-mail links; without domain verification only a
-    trusted, IdP-asserted verified e-mail does. Either way the local e-mail must be verified by
-    default, or whoever signed up first with a victim's address would receive the victim's SSO logins.
-    """
-    if not app_settings.account_linking.enabled:
-        return False
-    if sso_settings.account_linking.require_local_email_verified and not user.email_verified:
-        return False
-    email_domain = user.email.rpartition("@")[2]
-    if sso_settings.domain_verification.enabled:
-        return bool(provider.domain_verified) and provider.matches_email_domain(email_domain)
-    return bool(sso_settings.account_linking.trust_email_verified and user_info.get("emailVerified") is True)
-
-
-def _create_user(provider, email, identity):
-    info = identity.user_info
-    user = get_user_model()(
-        email=email, name=info.get("name") or "", image=info.get("image") or None,
-        email_verified=info.get("emailVerified") is True,
-    )
-    user.set_unusable_password()
-    try:
-        with transaction.atomic():
-            user.save()
-            _create_account(provider, user, identity)
-    except IntegrityError:
-        raise LinkRefused(UNABLE_TO_CREATE_USER) from None
-    return user
-
-
-def _create_account(provider, user, identity):
-    try:
-        with transaction.atomic():
-            Account.objects.create(provider_id=provider.provider_id, account_id=identity.account_id,
-                                   user=user, **identity.account_fields)
-    except IntegrityError:
-        # The same (providerId, sub) was linked by a concurrent sign-in to someone else.
-        raise LinkRefused(ACCOUNT_NOT_LINKED) from None
-
-
-def _update_tokens(account, fields):
-    if not fields:
-        return
-    for name, value in fields.items():
-        setattr(account, name, value)
-    account.save(update_fields=[*fields, "updated_at"])
-
-
-def account_token_fields(token_set):
-    """Account columns from an OIDC token set (sso.md §1: scope is comma-joined)."""
+def token_set(tokens):
+    """The OIDC token set the hooks are given (sso.md §8 step 3); None for SAML."""
+    if tokens is None:
+        return None
     return {
-        "access_token": token_set.get("accessToken"),
-        "refresh_token": token_set.get("refreshToken"),
-        "id_token": token_set.get("idToken"),
-        "access_token_expires_at": token_set.get("accessTokenExpiresAt"),
-        "refresh_token_expires_at": token_set.get("refreshTokenExpiresAt"),
-        "scope": ",".join(token_set.get("scopes") or []),
+        "accessToken": tokens.access_token, "refreshToken": tokens.refresh_token, "idToken": tokens.id_token,
+        "accessTokenExpiresAt": tokens.access_token_expires_at,
+        "refreshTokenExpiresAt": tokens.refresh_token_expires_at,
+        "scopes": list(tokens.scopes or []), "tokenType": (tokens.raw or {}).get("token_type"),
     }
 
 

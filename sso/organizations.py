@@ -65,10 +65,10 @@ def admin_organization_ids(user):
 def add_member(organization_id, user, role):
     """Insert ``user`` into the organization once; returns the new Member or ``None`` if present.
 
-    The unique (organization, user) constraint makes concurrent sign-ins insert one row only.
+    The one place a membership is inserted (SSO provisioning too). The unique (organization, user)
+    constraint makes concurrent sign-ins insert one row only, so no lookup comes first: callers that
+    must not compute a role for an existing member check membership themselves.
     """
-    if Member.objects.filter(organization_id=organization_id, user=user).exists():
-        return None
     try:
         with transaction.atomic():
             member = Member.objects.create(organization_id=organization_id, user=user, role=role)

@@ -1,21 +1,27 @@
 """After every successful SSO sign-in: the provisionUser hook, then organization membership (sso.md §8).
 
-Both hooks are dotted-path callables in ``AUTHSERVICE_SSO`` (``provision_user``,
-``organization_provisioning.get_role``); provisioning is also sent as the ``sso.signals.user_provisioned``
-signal, and a new membership as ``sso.signals.member_added``.
+:func:`run` is what SSO plugs into the core flow's provisioning hook (``Authority.provision`` in
+authservice/flows/external_identity.py), so it runs once the session row exists, and a failure
+(an APIError from a hook) removes that session. Both hooks are dotted-path callables in
+``AUTHSERVICE_SSO`` (``provision_user``, ``organization_provisioning.get_role``); provisioning is also
+sent as the ``sso.signals.user_provisioned`` signal, and a new membership as ``sso.signals.member_added``.
 """
 
 import logging
 
-from django.db import IntegrityError, transaction
-
 from sso import app_settings as sso_settings
-from sso import signals
+from sso import organizations, signals
 from sso.models import Member, Organization, SsoProvider
 
 logger = logging.getLogger("sso")
 
 ASSIGNABLE_ROLES = (Member.MEMBER, Member.ADMIN)
+
+
+def run(*, user, user_info, token, provider, is_new_user):
+    """Steps 3 and 4, in order."""
+    provision(user=user, user_info=user_info, token=token, provider=provider, is_new_user=is_new_user)
+    add_to_organization(user=user, user_info=user_info, token=token, provider=provider)
 
 
 def provision(*, user, user_info, token, provider, is_new_user):
@@ -36,13 +42,7 @@ def add_to_organization(*, user, user_info, token, provider):
     if organization is None or Member.objects.filter(organization=organization, user=user).exists():
         return None
     role = resolve_role(user=user, user_info=user_info, token=token, provider=provider)
-    try:
-        with transaction.atomic():
-            member = Member.objects.create(organization=organization, user=user, role=role)
-    except IntegrityError:  # a concurrent sign-in of the same user added it first
-        return None
-    signals.member_added.send(sender=Member, member=member)
-    return member
+    return organizations.add_member(organization.pk, user, role)
 
 
 def resolve_role(*, user, user_info, token, provider):

@@ -95,7 +95,7 @@ def callback_oauth_post(ctx):
     body = ctx.body if isinstance(ctx.body, dict) else {}
     try:
         merged = {**social.parse_callback_params(body), **social.parse_callback_params(ctx.query)}
-    except social.CallbackFailure as failure:
-        return Redirect(social.error_redirect(social.default_error_url(ctx), failure.code))
+    except social.SignInFailure as failure:
+        return Redirect(social.failure_location(ctx, social.default_error_url(ctx), failure))
     provider_id = quote(ctx.params["provider"], safe="")
     return Redirect(f"{links.base(ctx)}/callback/{provider_id}?{urlencode(merged)}")

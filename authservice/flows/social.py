@@ -13,13 +13,13 @@ import time
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from authservice import app_settings, links, signals, tokens, wire
 from authservice.cookies import STATE, signed_value
 from authservice.errors import APIError, OAuthCallbackError as E, codes
-from authservice.flows import sessions
+from authservice.flows import external_identity
+from authservice.flows.external_identity import SignInFailure, SignInRefused, failure_location
 from authservice.models import Account, Verification
 from authservice.social.base import ProviderError, Tokens
 from authservice.social.registry import get_provider
@@ -29,24 +29,6 @@ logger = logging.getLogger("authservice.social")
 STATE_EXPIRES_IN = 600  # seconds the verification row lives (core.md §5.2)
 STATE_COOKIE_MAX_AGE = 300
 CALLBACK_PARAMS = ("code", "state", "error", "error_description", "iss", "user", "device_id")
-
-
-class CallbackFailure(Exception):
-    """A callback step failed: redirect to ``target`` (default: the state's error URL) with ``code``."""
-
-    def __init__(self, code, description=None, target=None):
-        super().__init__(code)
-        self.code = code
-        self.description = description
-        self.target = target
-
-
-class SignInRefused(Exception):
-    """User/account resolution refused; ``reason`` is better-auth's phrase (``account not linked``)."""
-
-    def __init__(self, reason):
-        super().__init__(reason)
-        self.reason = reason
 
 
 def require_provider(provider_id):
@@ -101,7 +83,7 @@ def parse_callback_params(raw):
         if value is None:
             continue
         if not isinstance(value, str) or "\x00" in value:
-            raise CallbackFailure(E.INVALID_CALLBACK_REQUEST)
+            raise SignInFailure(E.INVALID_CALLBACK_REQUEST)
         found[key] = value
     return found
 
@@ -116,17 +98,17 @@ def consume_state(ctx, state):
         except ValueError:
             data = None
     if not isinstance(data, dict) or not isinstance(data.get("codeVerifier"), str):
-        raise CallbackFailure(E.STATE_MISMATCH)  # nothing readable: the default target
+        raise SignInFailure(E.STATE_MISMATCH)  # nothing readable: the default target
     error_url = data.get("errorURL") if isinstance(data.get("errorURL"), str) else None
     cookie = ctx.signed_cookie(STATE)
     if data.get("oauthState", state) != state or not cookie or not tokens.constant_time_equals(cookie, state):
-        raise CallbackFailure(E.STATE_MISMATCH, target=error_url)
+        raise SignInFailure(E.STATE_MISMATCH, target=error_url)
     ctx.delete_cookie(STATE)
     claimed = row.claim()  # of two concurrent callbacks with one state, only one claims it
     expires_at = data.get("expiresAt")
     if not claimed or not isinstance(expires_at, (int, float)) or expires_at < time.time() * 1000 \
             or row.expires_at < timezone.now():
-        raise CallbackFailure(E.STATE_MISMATCH, target=error_url)
+        raise SignInFailure(E.STATE_MISMATCH, target=error_url)
     return data
 
 
@@ -136,62 +118,55 @@ def callback(ctx, provider_id, raw_params):
     try:
         params = parse_callback_params(raw_params)
         if not params.get("state"):
-            raise CallbackFailure(E.STATE_NOT_FOUND)
+            raise SignInFailure(E.STATE_NOT_FOUND)
         data = consume_state(ctx, params["state"])
         target = data.get("errorURL") or target
         return _finish(ctx, provider_id, params, data)
-    except CallbackFailure as failure:
-        return error_redirect(failure.target or target, failure.code, failure.description)
+    except SignInFailure as failure:
+        return failure_location(ctx, target, failure)
     except Exception:  # noqa: BLE001 - a browser mid-flow gets the error page, never a 500
         logger.exception("social callback for %s failed", provider_id)
-        return error_redirect(target, E.INTERNAL_SERVER_ERROR)
-
-
-def error_redirect(target, code, description=None):
-    params = {"error": code}
-    if description:
-        params["error_description"] = description
-    return links.with_params(target, **params)
+        return failure_location(ctx, target, SignInFailure(E.INTERNAL_SERVER_ERROR))
 
 
 def _finish(ctx, provider_id, params, data):
     if params.get("error"):
-        raise CallbackFailure(params["error"], params.get("error_description"))
+        raise SignInFailure(params["error"], params.get("error_description"))
     if not params.get("code"):
-        raise CallbackFailure(E.NO_CODE)
+        raise SignInFailure(E.NO_CODE)
     provider = get_provider(provider_id)
     if provider is None:
-        raise CallbackFailure(E.PROVIDER_NOT_FOUND)
+        raise SignInFailure(E.PROVIDER_NOT_FOUND)
     if data.get("providerId", provider_id) != provider_id:
-        raise CallbackFailure(E.STATE_MISMATCH)  # a state issued for another provider
+        raise SignInFailure(E.STATE_MISMATCH)  # a state issued for another provider
     _check_issuer(provider, params.get("iss"))
     nonce = data.get("idTokenNonce")
     if provider.requires_nonce and not nonce:
-        raise CallbackFailure(E.NONCE_BINDING_MISSING)
+        raise SignInFailure(E.NONCE_BINDING_MISSING)
     try:
         oauth_tokens = provider.exchange_code(ctx, params["code"], data["codeVerifier"], params.get("device_id"))
     except ProviderError as exc:
         logger.warning("code exchange with %s failed: %s", provider.id, exc)
-        raise CallbackFailure(E.INVALID_CODE) from None
+        raise SignInFailure(E.INVALID_CODE) from None
     try:
         profile = provider.fetch_profile(oauth_tokens, nonce=nonce, user_data=params.get("user"))
     except ProviderError as exc:
         logger.warning("no user info from %s: %s", provider.id, exc)
-        raise CallbackFailure(E.UNABLE_TO_GET_USER_INFO) from None
+        raise SignInFailure(E.UNABLE_TO_GET_USER_INFO) from None
     callback_url = data.get("callbackURL")
     if not callback_url:
-        raise CallbackFailure(E.NO_CALLBACK_URL)
+        raise SignInFailure(E.NO_CALLBACK_URL)
     if isinstance(data.get("link"), dict):
         link_from_callback(provider, profile, oauth_tokens, data["link"])
         return callback_url
     if not profile.email:
-        raise CallbackFailure(E.EMAIL_NOT_FOUND)
+        raise SignInFailure(E.EMAIL_NOT_FOUND)
     disable_sign_up = (provider.disable_implicit_sign_up and not data.get("requestSignUp")) \
         or provider.disable_sign_up
     try:
         _user, _session, is_new = sign_in_with_profile(ctx, provider, profile, oauth_tokens, disable_sign_up)
     except SignInRefused as refused:
-        raise CallbackFailure(refused.reason.replace(" ", "_")) from None
+        raise SignInFailure(refused.code) from None  # social redirects write "account_not_linked"
     return (data.get("newUserURL") or callback_url) if is_new else callback_url
 
 
@@ -202,32 +177,28 @@ def _check_issuer(provider, iss):
     try:
         expected = provider.get_endpoint("issuer") if provider.issuer else None
     except ProviderError:
-        raise CallbackFailure(E.PROVIDER_NOT_FOUND) from None
+        raise SignInFailure(E.PROVIDER_NOT_FOUND) from None
     if expected and iss != expected:
-        raise CallbackFailure(E.ISSUER_MISMATCH)
+        raise SignInFailure(E.ISSUER_MISMATCH)
 
 
-# --- users and accounts (core.md §5.4) -----------------------------------------------------------
-def _token_fields(oauth_tokens):
-    fields = {"access_token": oauth_tokens.access_token, "refresh_token": oauth_tokens.refresh_token,
-              "id_token": oauth_tokens.id_token,
-              "access_token_expires_at": oauth_tokens.access_token_expires_at,
-              "refresh_token_expires_at": oauth_tokens.refresh_token_expires_at}
-    return {key: value for key, value in fields.items() if value is not None}
+# --- users and accounts (core.md §5.4): the one external-identity flow ---------------------------
+class SocialAuthority(external_identity.Authority):
+    """A social provider configured by the deployment: trusted for every e-mail domain (I1 (b))."""
+
+    def __init__(self, provider, disable_sign_up=False):
+        linking = app_settings.account_linking
+        self.provider_id = provider.id
+        self.vouches_for_email = provider.id in (linking.trusted_providers or [])
+        self.require_local_email_verified = linking.require_local_email_verified
+        self.require_email_verified = bool(provider.config.get("requireEmailVerification"))
+        self.allow_sign_up = not disable_sign_up
 
 
-def _may_link_by_email(provider, profile, user):
-    linking = app_settings.account_linking
-    trusted = provider.id in (linking.trusted_providers or [])
-    return ((trusted or profile.email_verified)
-            and (user.email_verified or not linking.require_local_email_verified)
-            and linking.enabled and not linking.as_dict().get("disable_implicit_linking"))
-
-
-def _mark_verified(user, profile):
-    if profile.email_verified and not user.email_verified and profile.email == user.email.lower():
-        user.email_verified = True
-        user.save(update_fields=["email_verified", "updated_at"])
+def identity_of(profile, oauth_tokens):
+    return external_identity.Identity(
+        account_id=profile.account_id, email=profile.email, email_verified=bool(profile.email_verified),
+        name=profile.name or "", image=profile.image, tokens=oauth_tokens, user_info=profile.raw)
 
 
 def sign_in_with_profile(ctx, provider, profile, oauth_tokens, disable_sign_up=False):
@@ -235,63 +206,12 @@ def sign_in_with_profile(ctx, provider, profile, oauth_tokens, disable_sign_up=F
 
     Returns ``(user, session, is_new)``; raises :class:`SignInRefused` and writes nothing then.
     """
-    User = get_user_model()
-    account = Account.objects.select_related("user").filter(
-        provider_id=provider.id, account_id=profile.account_id).first()
-    is_new = False
-    if account is not None:
-        user = account.user
-        # Scope is left alone on sign-in: only link-social widens it (better-auth).
-        Account.objects.filter(pk=account.pk).update(updated_at=timezone.now(), **_token_fields(oauth_tokens))
-        _mark_verified(user, profile)
-    else:
-        user = User.objects.filter(email=profile.email).first()
-        if user is not None:
-            if not _may_link_by_email(provider, profile, user):
-                raise SignInRefused(E.ACCOUNT_NOT_LINKED)
-            account = _create_account(user, provider, profile, oauth_tokens, E.LINK_FAILED)
-            _mark_verified(user, profile)
-            signals.account_linked.send(sender=Account, user=user, provider=provider.id, account=account)
-        else:
-            if disable_sign_up:
-                raise SignInRefused(E.SIGNUP_DISABLED)
-            user, account = _create_user(provider, profile, oauth_tokens)
-            is_new = True
-    if provider.config.get("requireEmailVerification") and not user.email_verified:
-        raise SignInRefused(E.EMAIL_NOT_VERIFIED)
-    if not user.is_active:
-        raise SignInRefused(E.UNABLE_TO_CREATE_SESSION)
-    session = sessions.create_session(ctx, user, remember=True)
-    signals.social_sign_in.send(sender=Account, user=user, provider=provider.id, account=account,
-                                session=session, is_new_user=is_new)
-    return user, session, is_new
-
-
-def _create_account(user, provider, profile, oauth_tokens, failure):
-    try:
-        with transaction.atomic():
-            return Account.objects.create(
-                user=user, provider_id=provider.id, account_id=profile.account_id,
-                scope=",".join(oauth_tokens.scopes), **_token_fields(oauth_tokens))
-    except IntegrityError:
-        raise SignInRefused(failure) from None
-
-
-def _create_user(provider, profile, oauth_tokens):
-    """The new user and its account, in one transaction: both or neither."""
-    User = get_user_model()
-    try:
-        with transaction.atomic():
-            user = User(email=profile.email, name=profile.name or "", image=profile.image,
-                        email_verified=bool(profile.email_verified), password="")
-            user.save(force_insert=True)
-            account = Account.objects.create(
-                user=user, provider_id=provider.id, account_id=profile.account_id,
-                scope=",".join(oauth_tokens.scopes), **_token_fields(oauth_tokens))
-    except IntegrityError:  # the same e-mail or account created concurrently
-        raise SignInRefused(E.UNABLE_TO_CREATE_USER) from None
-    signals.user_created.send(sender=User, user=user, provider=provider.id)
-    return user, account
+    signed_in = external_identity.sign_in(ctx, SocialAuthority(provider, disable_sign_up),
+                                          identity_of(profile, oauth_tokens))
+    signals.social_sign_in.send(sender=Account, user=signed_in.user, provider=provider.id,
+                                account=signed_in.account, session=signed_in.session,
+                                is_new_user=signed_in.is_new_user)
+    return signed_in.user, signed_in.session, signed_in.is_new_user
 
 
 # --- linking to the signed-in user (core.md §4.19, §5.3 step 12) ---------------------------------
@@ -302,27 +222,27 @@ def _merge_scopes(stored, incoming):
 
 def link_from_callback(provider, profile, oauth_tokens, link):
     linking = app_settings.account_linking
-    if (provider.id not in (linking.trusted_providers or []) and not profile.email_verified) \
-            or not linking.enabled:
-        raise CallbackFailure(E.UNABLE_TO_LINK_ACCOUNT)
+    authority, identity = SocialAuthority(provider), identity_of(profile, oauth_tokens)
+    if not external_identity.may_attach(authority, identity):
+        raise SignInFailure(E.UNABLE_TO_LINK_ACCOUNT)
     if (profile.email or "") != str(link.get("email", "")).lower() and not linking.allow_different_emails:
-        raise CallbackFailure(E.EMAIL_DOES_NOT_MATCH)
+        raise SignInFailure(E.EMAIL_DOES_NOT_MATCH)
     existing = Account.objects.filter(provider_id=provider.id, account_id=profile.account_id).first()
     if existing is not None:
         if str(existing.user_id) != str(link.get("userId")):
-            raise CallbackFailure(E.ACCOUNT_ALREADY_LINKED)
+            raise SignInFailure(E.ACCOUNT_ALREADY_LINKED)
         existing.scope = _merge_scopes(existing.scope, oauth_tokens.scopes)
-        for key, value in _token_fields(oauth_tokens).items():
+        for key, value in external_identity.token_columns(oauth_tokens).items():
             setattr(existing, key, value)
         existing.save()
         return existing
     user = get_user_model().objects.filter(pk=link.get("userId")).first()
     if user is None:
-        raise CallbackFailure(E.UNABLE_TO_LINK_ACCOUNT)
+        raise SignInFailure(E.UNABLE_TO_LINK_ACCOUNT)
     try:
-        account = _create_account(user, provider, profile, oauth_tokens, E.LINK_FAILED)
+        account = external_identity.create_account(authority, user, identity)
     except SignInRefused:
-        raise CallbackFailure(E.UNABLE_TO_LINK_ACCOUNT) from None
+        raise SignInFailure(E.UNABLE_TO_LINK_ACCOUNT) from None
     signals.account_linked.send(sender=Account, user=user, provider=provider.id, account=account)
     return account
 
@@ -363,18 +283,18 @@ def link_id_token(ctx, provider, id_token, user):
     profile, oauth_tokens = _profile_from_id_token(provider, id_token)
     existing = Account.objects.filter(provider_id=provider.id, account_id=profile.account_id).first()
     if existing is not None and existing.user_id == user.pk:
-        Account.objects.filter(pk=existing.pk).update(updated_at=timezone.now(), **_token_fields(oauth_tokens))
+        external_identity.refresh_tokens(existing, oauth_tokens)
         return
     if existing is not None:
         raise APIError(409, codes.SOCIAL_ACCOUNT_ALREADY_LINKED)
     linking = app_settings.account_linking
-    if (provider.id not in (linking.trusted_providers or []) and not profile.email_verified) \
-            or not linking.enabled:
+    authority, identity = SocialAuthority(provider), identity_of(profile, oauth_tokens)
+    if not external_identity.may_attach(authority, identity):
         raise APIError(401, codes.LINKING_NOT_ALLOWED)
     if profile.email != user.email.lower() and not linking.allow_different_emails:
         raise APIError(401, codes.LINKING_DIFFERENT_EMAILS_NOT_ALLOWED)
     try:
-        account = _create_account(user, provider, profile, oauth_tokens, E.LINK_FAILED)
+        account = external_identity.create_account(authority, user, identity)
     except SignInRefused:
         raise APIError(417, codes.LINKING_FAILED) from None
     signals.account_linked.send(sender=Account, user=user, provider=provider.id, account=account)

@@ -55,7 +55,7 @@ def _names(configured, fallbacks):
 
 
 def identity(name_id, assertion, config):
-    """A ``linking.Identity`` for the NameID and attributes of ``assertion``; raises MappingError."""
+    """A ``linking.identity`` for the NameID and attributes of ``assertion``; raises MappingError."""
     mapping = config.get("mapping") or {}
     values, friendly = raw_attributes(assertion)
     if not name_id:
@@ -80,4 +80,4 @@ def identity(name_id, assertion, config):
         key = attribute if attribute in values else friendly.get(attribute)
         info[field_name] = values.get(key) if key else None
     info["attributes"] = values
-    return linking.Identity(account_id=subject, user_info=info, token=None, account_fields={})
+    return linking.identity(subject, info)

@@ -49,7 +49,8 @@ def test_the_local_verification_rule_can_be_turned_off(saml_provider, make_user,
 def test_an_email_outside_the_provider_domains_is_not_linked(saml_provider, make_user, browser):
     make_user(email="ada@other.com", email_verified=True)
     response = _login(saml_provider("acme-saml"), browser, user_for("ada@other.com"))
-    assert response["Location"] == "/dashboard?error=account_not_linked"
+    # I1 (issue 12): the provider is not trusted for other.com at all, so the refusal says so.
+    assert response["Location"] == "/dashboard?error=email_domain_not_trusted"
     assert session_user(browser) is None
 
 
