@@ -13,7 +13,7 @@ from authservice.errors import APIError, codes, validation_error
 from authservice.social.base import RESERVED_PARAMS
 from sso import app_settings as sso_settings
 from sso import errors as sso_errors
-from sso import linking, provisioning, routing
+from sso import linking, routing
 from sso.models import Organization, SsoProvider
 
 PROTOCOLS = {SsoProvider.OIDC: "sso.oidc.client", SsoProvider.SAML: "sso.saml.sign_in"}
@@ -117,16 +117,9 @@ def start(ctx, body):
 def complete(ctx, pending, identity):
     """Link or create, create the session, run provisionUser, add the membership (sso.md §8 steps 2-4).
 
-    Returns the ``linking.SignedIn``. Raises ``linking.LinkRefused`` or a coded APIError, in which case
-    no session exists afterwards (a hook's failure deletes the session it followed).
+    One call into the core external-identity flow (authservice/flows/external_identity.py), which
+    holds is_active, domain trust (I1), linking, user creation and the provisioning hook for every
+    protocol. Returns its ``SignedIn``. Raises ``linking.LinkRefused`` or a coded APIError, in which
+    case no session exists afterwards (a hook's failure deletes the session it followed).
     """
-    signed_in = linking.sign_in(ctx, pending.provider_ref, identity, request_sign_up=pending.request_sign_up)
-    arguments = {"user": signed_in.user, "user_info": identity.user_info, "token": identity.token,
-                 "provider": signed_in.provider}
-    try:
-        provisioning.provision(**arguments, is_new_user=signed_in.is_new_user)
-        provisioning.add_to_organization(**arguments)
-    except APIError:
-        signed_in.session.delete()
-        raise
-    return signed_in
+    return linking.sign_in(ctx, pending.provider_ref, identity, request_sign_up=pending.request_sign_up)

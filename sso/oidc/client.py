@@ -15,8 +15,11 @@ from django.core.exceptions import SuspiciousOperation
 
 from authservice import app_settings, cookies, db, links, tokens
 from authservice.errors import APIError
+from authservice.flows.external_identity import SignInFailure, failure_location
+from authservice.social.base import Tokens
 from sso import app_settings as sso_settings
 from sso import discovery, linking, signin, state
+from sso.errors import RedirectError as R
 from sso.models import SsoProvider
 from sso.oidc.verification import OIDCFailure, ProviderOIDCBackend
 
@@ -71,64 +74,54 @@ def start(ctx, provider, body):
 
 
 # --- callback -----------------------------------------------------------------------------------
-class CallbackError(Exception):
-    def __init__(self, error, description=None, target=None):
-        super().__init__(error)
-        self.error, self.description, self.target = error, description, target
-
-
 def default_error_url(ctx):
     return app_settings.error_url or f"{links.base(ctx)}/error"
 
 
-error_location = links.with_error
-
-
 def finish(ctx, provider_id, query):
-    """The Location of the callback's 302: the app on success, the error target otherwise."""
+    """The Location of the callback's 302: the app on success, the error target otherwise (every
+    failure is the core flow's one SignInFailure, rendered by its one function, sso.md §9)."""
     ctx.delete_cookie(STATE_COOKIE)
     try:
         pending = _pending(ctx, query)
         try:
             return _finish(ctx, provider_id, pending, query)
-        except CallbackError as error:
-            error.target = error.target or pending.error_url
+        except SignInFailure as failure:
+            failure.target = failure.target or pending.error_url
             raise
-    except CallbackError as error:
-        _forget_session_cookies(ctx)
-        return error_location(error.target or default_error_url(ctx), error.error, error.description)
+    except SignInFailure as failure:
+        return failure_location(ctx, default_error_url(ctx), failure)
 
 
 def _pending(ctx, query):
     key = query.get("state")
     if not key:
-        raise CallbackError("state_not_found")
+        raise SignInFailure(R.STATE_NOT_FOUND)
     try:
         pending = state.consume(key)
     except state.StateError as error:
-        raise CallbackError(error.error, target=error.error_url) from None
+        raise SignInFailure(error.error, target=error.error_url) from None
     cookie = ctx.signed_cookie(STATE_COOKIE)
     if cookie is None or not tokens.constant_time_equals(cookie, key):
-        raise CallbackError("state_mismatch", target=pending.error_url)
+        raise SignInFailure(R.STATE_MISMATCH, target=pending.error_url)
     return pending
 
 
 def _finish(ctx, provider_id, pending, query):
     if query.get("error") or not query.get("code"):
-        raise CallbackError(query.get("error") or "invalid_request",
+        raise SignInFailure(query.get("error") or R.INVALID_REQUEST,
                             query.get("error_description") or "authorization_code_not_found")
     provider = _provider(provider_id, pending)
     signin.check_domain_verified(provider)  # JSON 401, not a redirect (sso.md §3 step 4)
     if query.get("iss") and query["iss"] != provider.issuer:
         # RFC 9207: an authorization response from another issuer is a mix-up attack.
-        raise CallbackError("invalid_provider", "issuer_mismatch")
+        raise SignInFailure(R.INVALID_PROVIDER, "issuer_mismatch")
     identity = _identity(ctx, provider, pending, query["code"])
     try:
+        # Refusals (SignInRefused) pass through as they are: OIDC writes better-auth's phrases.
         signed_in = signin.complete(ctx, pending, identity)
-    except linking.LinkRefused as refused:
-        raise CallbackError(refused.error) from None
     except APIError as error:
-        raise CallbackError(error.code, error.message) from None
+        raise SignInFailure.from_api_error(error) from None
     if signed_in.is_new_user and pending.new_user_url:
         return pending.new_user_url
     return pending.callback_url
@@ -137,13 +130,13 @@ def _finish(ctx, provider_id, pending, query):
 def _provider(provider_id, pending):
     ref = pending.provider_ref
     if not ref or not ref.get("providerId") or not ref.get("fingerprint"):
-        raise CallbackError("invalid_state", "missing_sso_provider_reference")
+        raise SignInFailure(R.INVALID_STATE, "missing_sso_provider_reference")
     provider = db.get_row(SsoProvider, provider_id=provider_id)
     if provider is None:
-        raise CallbackError("invalid_provider", "provider not found")
+        raise SignInFailure(R.INVALID_PROVIDER, "provider not found")
     if ref["providerId"] != provider_id or ref.get("rowId") != provider.pk \
             or ref["fingerprint"] != provider.fingerprint():
-        raise CallbackError("invalid_state", "sso_provider_changed_during_authentication")
+        raise SignInFailure(R.INVALID_STATE, "sso_provider_changed_during_authentication")
     return provider
 
 
@@ -151,7 +144,7 @@ def _identity(ctx, provider, pending, code):
     try:
         config = endpoints(provider)
     except APIError as error:
-        raise CallbackError("discovery_failed", error.message or "unexpected_discovery_error") from None
+        raise SignInFailure(R.DISCOVERY_FAILED, error.message or "unexpected_discovery_error") from None
     backend = ProviderOIDCBackend(provider, config)
     try:
         token = backend.get_token({
@@ -161,7 +154,7 @@ def _identity(ctx, provider, pending, code):
         })
         claims = _claims(backend, token, pending)
     except OIDCFailure as failure:
-        raise CallbackError(failure.error, failure.description) from None
+        raise SignInFailure(failure.error, failure.description) from None
     return map_identity(config, claims, token_set(token, pending.scopes))
 
 
@@ -184,14 +177,13 @@ def _claims(backend, token, pending):
 
 
 def token_set(token, requested_scopes):
+    """The token response as ``Tokens``: the account's columns and the hooks' token set come from it."""
     granted = token.get("scope")
     scopes = granted.split() if isinstance(granted, str) and granted.strip() else list(requested_scopes)
-    return {
-        "accessToken": token.get("access_token"), "refreshToken": token.get("refresh_token"),
-        "idToken": token.get("id_token"), "accessTokenExpiresAt": linking.expiry(token.get("expires_in")),
-        "refreshTokenExpiresAt": linking.expiry(token.get("refresh_expires_in")),
-        "scopes": scopes, "tokenType": token.get("token_type"),
-    }
+    return Tokens(access_token=token.get("access_token"), refresh_token=token.get("refresh_token"),
+                  id_token=token.get("id_token"), access_token_expires_at=linking.expiry(token.get("expires_in")),
+                  refresh_token_expires_at=linking.expiry(token.get("refresh_expires_in")),
+                  scopes=scopes, raw=token)
 
 
 def map_identity(config, claims, tokens_):
@@ -199,7 +191,7 @@ def map_identity(config, claims, tokens_):
     mapping = config.get("mapping") or {}
     email = claims.get(mapping.get("email") or "email")
     if not isinstance(email, str) or not email.strip() or not claims.get("sub"):
-        raise CallbackError("invalid_provider", "missing_user_info")
+        raise SignInFailure(R.INVALID_PROVIDER, "missing_user_info")
     verified_claim = claims.get(mapping.get("emailVerified") or "email_verified")
     info = {
         "id": str(claims["sub"]),
@@ -214,11 +206,4 @@ def map_identity(config, claims, tokens_):
     for field_name, claim in (mapping.get("extraFields") or {}).items():
         info[field_name] = claims.get(claim)
     info["attributes"] = dict(claims)
-    return linking.Identity(account_id=info["id"], user_info=info, token=tokens_,
-                            account_fields=linking.account_token_fields(tokens_))
-
-
-def _forget_session_cookies(ctx):
-    """A failed callback sets no session cookie (one set before a later step failed is dropped)."""
-    for key in (cookies.SESSION_TOKEN, cookies.DONT_REMEMBER):
-        ctx.response_cookies.pop(cookies.cookie_name(key), None)
+    return linking.identity(info["id"], info, tokens_)
