@@ -141,6 +141,16 @@ def test_the_most_specific_domain_wins(api, make_provider):
     assert dict(params_of(sign_in(api, email="a@x.eu.corp.com")))["client_id"] == "child"
 
 
+def test_the_longest_valid_email_and_the_deepest_valid_domain_are_routed(api, acme):
+    assert params_of(sign_in(api, email="a@" + "a." * 122 + "acme.com"))  # 254 characters
+    assert params_of(sign_in(api, domain="a." * 121 + "bb.acme.com"))  # 253 characters, 124 labels
+
+
+def test_an_unverified_provider_is_not_found_by_domain(api, make_provider):
+    make_provider("acme", IDP, config(), domain_verified=False)
+    assert error_of(sign_in(api, email="ada@acme.com"))["code"] == "PROVIDER_NOT_FOUND"
+
+
 def test_a_lookalike_domain_does_not_match(api, acme):
     response = sign_in(api, email="ada@notacme.com")
     assert response.status_code == 404
