@@ -10,6 +10,9 @@ class SsoConfig(AppConfig):
 
     def ready(self):
         from sso import checks  # noqa: F401 - registers the system checks
+        from sso.saml import patches
+
+        patches.install()  # pysaml2's speed-ups, listed with their reasons in sso/saml/patches.py
         from sso.endpoints import MODULES
 
         for module in MODULES:

@@ -28,5 +28,6 @@ class SignInSsoInput(inputs.Input):
           response={"url": "string", "redirect": "boolean"}, tags=("SSO",))
 def sign_in_sso(ctx):
     url, cookie_key, state_key = signin.start(ctx, ctx.body)
-    ctx.set_cookie(cookie_key, signed_value(state_key), max_age=state.COOKIE_MAX_AGE)
+    if cookie_key is not None:  # SAML sets its own cross-site cookie (sso.saml.sign_in.bind)
+        ctx.set_cookie(cookie_key, signed_value(state_key), max_age=state.COOKIE_MAX_AGE)
     return {"url": url, "redirect": True}

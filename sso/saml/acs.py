@@ -4,11 +4,13 @@
 raises a JSON APIError for the two cases the spec answers in JSON (unknown provider, unverified
 domain). Every other failure is an error redirect and leaves no session and no new user.
 
-Checks run in the spec's order: size, RelayState, provider, domain gate, base64, XML safety, one
-assertion, Issuer, then pysaml2 (status, signature by a configured cert, decryption, time conditions
-with clockSkew, Audience, Destination, Recipient), then what pysaml2 does not do: algorithm policy,
-the assertion's own enveloped signature, requireTimestamps, every AudienceRestriction, InResponseTo
-against the database, RelayState provider binding, the replay tombstone, NameID and e-mail.
+Checks run in the spec's order: size, RelayState (and its cookie, I9), provider, domain gate,
+base64, XML safety, one assertion, Issuer, then sso.saml.verified (the structural policy against
+signature wrapping, every signature by a configured cert, decryption, wantAssertionsSigned: I2),
+then pysaml2 on the same bytes (status, time conditions with clockSkew, Audience, Destination,
+Recipient), a check that pysaml2 read the verified elements, then what pysaml2 does not do:
+algorithm policy, requireTimestamps, every AudienceRestriction, InResponseTo against the database,
+RelayState provider binding, the replay tombstone, NameID (from the verified Assertion) and e-mail.
 """
 
 import base64
@@ -27,8 +29,10 @@ from authservice.errors import APIError
 from sso import app_settings, linking, signin, state
 from sso.errors import codes
 from sso.models import SsoProvider
-from sso.saml import algorithms, config, mapping, redirects, store, xml
+from sso.saml import algorithms, config, mapping, redirects, sign_in, store, structure, xml
 from sso.saml.sign_in import RELAY_STATE_COOKIE
+from sso.saml.verified import VerificationRefused
+from sso.saml.verified import verify_response as verified_response
 
 logger = logging.getLogger("sso")
 
@@ -60,7 +64,6 @@ class IdpInitiated:
 
 def consume(ctx, provider_id, saml_response, relay_state=None):
     """Validate ``saml_response`` for ``provider_id`` and sign the user in; returns the 302 Location."""
-    ctx.delete_cookie(RELAY_STATE_COOKIE)
     provider = db.get_row(SsoProvider, provider_id=provider_id)
     if provider is not None and not provider.saml_config:
         provider = None
@@ -68,7 +71,10 @@ def consume(ctx, provider_id, saml_response, relay_state=None):
     if isinstance(saml_response, str) and len(saml_response) > limit:
         return redirects.with_error(redirects.success_url(ctx, provider), "saml_error",
                                     f"SAML response exceeds maximum allowed size ({limit} bytes)")
-    pending, relay_error = _relay_state(relay_state)
+    # From here the RelayState is consumed, so its cookie has served (a too large response above
+    # leaves both in place: the RelayState was not read).
+    ctx.delete_cookie(RELAY_STATE_COOKIE)
+    pending, relay_error = _relay_state(ctx, relay_state)
     if provider is None:
         raise APIError(404, codes.SAML_PROVIDER_NOT_FOUND)
     signin.check_domain_verified(provider)
@@ -82,31 +88,45 @@ def consume(ctx, provider_id, saml_response, relay_state=None):
         return redirects.with_error(target, failure.error, failure.description)
 
 
-def _relay_state(relay_state):
+def _relay_state(ctx, relay_state):
+    """The pending sign-in of ``relay_state``, and the error that refuses it (or None).
+
+    SP-initiated state is bound to the browser that started it (I9): that browser holds the signed
+    ``relay_state`` cookie sso.saml.sign_in set, and the ACS refuses a RelayState that arrives
+    without it. Otherwise an attacker could start a sign-in, get the IdP's response for their own
+    account, and have a victim's browser post it (login CSRF). No RelayState (IdP-initiated, when
+    allowed) needs no cookie. The state is consumed either way, as OIDC's is."""
     if not relay_state:
         return None, None
     try:
-        return state.consume(relay_state), None
+        pending = state.consume(relay_state)
     except state.StateError:
         return None, "invalid_or_expired_relay_state"
+    if not sign_in.is_bound_to_browser(ctx, relay_state):
+        return pending, "relay_state_mismatch"
+    return pending, None
 
 
 def _consume(ctx, provider, saml_response, pending, relay_error):
-    root = _parse(saml_response)
+    document, root = _parse(saml_response)
     settings = config.Settings.of(provider)
     issuer = _check_issuer(root, settings)
+    found_algorithms = xml.algorithms(root)  # before decryption replaces the EncryptedKey
+    verified = _verify_signatures(document, root, settings)
     try:
         with config.client(ctx, provider, issuer=issuer, audience=_audience(root, settings)) as (client, settings):
             authn = _verify(client, saml_response, root, settings, ctx)
-            decrypted_root = _decrypted_root(authn, root)
     except config.ConfigError:
         raise AcsFailure("saml_error", INVALID) from None
-    if decrypted_root is not root:
-        _check_issuer(decrypted_root, settings)
+    try:
+        verified.check_agrees(authn)  # pysaml2 read the very elements whose signatures were checked
+    except VerificationRefused as refused:
+        logger.warning("SAML response refused: %s", refused)
+        raise AcsFailure("saml_error", INVALID) from None
+    if verified.response.find(xml.q(xml.SAML, "EncryptedAssertion")) is not None:
+        _check_issuer(verified.assertion, settings)
     assertion = authn.assertion
-    _check_algorithms(root, decrypted_root)
-    if settings.want_assertions_signed:
-        _check_assertion_signature(decrypted_root, assertion)
+    _check_algorithms(found_algorithms, verified)
     _check_timestamps(assertion)
     _check_audiences(assertion, settings)
     _check_recipients(assertion, settings.acs_urls(ctx))
@@ -114,7 +134,7 @@ def _consume(ctx, provider, saml_response, pending, relay_error):
     flow = _check_relay_state(provider, pending, relay_error)
     _reserve(provider, assertion)
     try:
-        identity = mapping.identity(_name_id(authn), assertion, settings.config)
+        identity = mapping.identity(verified.name_id, assertion, settings.config)
     except mapping.MappingError as error:
         raise AcsFailure("saml_error", str(error)) from None
     try:
@@ -128,6 +148,7 @@ def _consume(ctx, provider, saml_response, pending, relay_error):
 
 # --- the raw document -----------------------------------------------------------------------------
 def _parse(saml_response):
+    """``(bytes, root)`` of the response: the only parse of it on our side (sso.saml.structure)."""
     try:
         decoded = base64.b64decode("".join(saml_response.split()), validate=True)
     except (binascii.Error, ValueError):
@@ -135,8 +156,8 @@ def _parse(saml_response):
     if b"<" not in decoded:
         raise AcsFailure("saml_invalid_encoding", "Invalid base64-encoded SAML response")
     try:
-        root = xml.parse(decoded)
-    except xml.XmlRefused:
+        root = structure.parse(decoded)
+    except structure.StructureRefused:
         raise AcsFailure("saml_invalid_xml", "Invalid SAML response XML") from None
     if root.tag != xml.q(xml.SAMLP, "Response"):
         raise AcsFailure("saml_invalid_xml", "Invalid SAML response XML")
@@ -145,7 +166,23 @@ def _parse(saml_response):
         raise AcsFailure("saml_no_assertion", "SAML response contains no assertion")
     if count > 1:
         raise AcsFailure("saml_multiple_assertions", "SAML response contains multiple assertions")
-    return root
+    return decoded, root
+
+
+def _verify_signatures(document, root, settings):
+    """sso.saml.verified: the structural policy and every signature, checked once; what it returns
+    is what the ACS reads (security.md I2)."""
+    try:
+        return verified_response(document, root, settings.signing_certificates,
+                                 decryption_key=settings.decryption_key_pem(),
+                                 want_assertions_signed=settings.want_assertions_signed)
+    except config.ConfigError:
+        raise AcsFailure("saml_error", INVALID) from None
+    except VerificationRefused as refused:
+        logger.info("SAML response refused by the verifier: %s", refused)
+        if refused.signature_required:
+            raise AcsFailure("invalid_saml_response", SIGNATURE_REQUIRED) from None
+        raise AcsFailure("saml_error", INVALID) from None
 
 
 def _check_issuer(root, settings):
@@ -162,16 +199,6 @@ def _audience(root, settings):
     so either the SP entity ID or ``audience`` passes; the verified values are checked afterwards."""
     named = {xml.text_of(element) for element in root.iter(xml.q(xml.SAML, "Audience"))}
     return next((value for value in settings.audiences if value in named), settings.audiences[-1])
-
-
-def _decrypted_root(authn, root):
-    text = authn.xmlstr
-    if not text or xml.q(xml.SAML, "EncryptedAssertion") not in {e.tag for e in root.iter()}:
-        return root
-    try:
-        return xml.parse(text.encode() if isinstance(text, str) else text)
-    except xml.XmlRefused:
-        raise AcsFailure("saml_error", INVALID) from None
 
 
 # --- pysaml2 ------------------------------------------------------------------------------------
@@ -220,26 +247,17 @@ def _mapped(exc):
 
 
 # --- what pysaml2 leaves to us --------------------------------------------------------------------
-def _check_algorithms(root, decrypted_root):
-    found = [[], [], [], []]
-    for document in {id(root): root, id(decrypted_root): decrypted_root}.values():
-        for bucket, uris in zip(found, xml.algorithms(document), strict=True):
+def _check_algorithms(found, verified):
+    """The algorithm policy over the document as received and, when it was encrypted, the
+    decrypted Assertion (its own signature's algorithms)."""
+    found = [list(uris) for uris in found]
+    if verified.response.find(xml.q(xml.SAML, "EncryptedAssertion")) is not None:
+        for bucket, uris in zip(found, xml.algorithms(verified.assertion), strict=True):
             bucket.extend(uris)
     try:
         algorithms.check_all(found)
     except algorithms.AlgorithmRefused as refused:
         raise AcsFailure(refused.error, refused.message) from None
-
-
-def _check_assertion_signature(document, assertion):
-    """wantAssertionsSigned: the single Assertion, a child of the Response (or of its
-    EncryptedAssertion), carries one enveloped signature bound to its own ID (rule 3)."""
-    candidates = list(document.findall(xml.q(xml.SAML, "Assertion")))
-    for wrapper in document.findall(xml.q(xml.SAML, "EncryptedAssertion")):
-        candidates += wrapper.findall(xml.q(xml.SAML, "Assertion"))
-    if len(candidates) != 1 or candidates[0].get("ID") != assertion.id \
-            or xml.enveloped_signature_of(candidates[0]) is None or assertion.signature is None:
-        raise AcsFailure("invalid_saml_response", SIGNATURE_REQUIRED)
 
 
 def _check_timestamps(assertion):
@@ -327,11 +345,6 @@ def _reserve(provider, assertion):
         raise AcsFailure("saml_error", INVALID)
     if not store.reserve_assertion(provider.provider_id, assertion.id, _not_on_or_after(assertion)):
         raise AcsFailure("replay_detected", "SAML assertion has already been used")
-
-
-def _name_id(authn):
-    name_id = authn.name_id
-    return (name_id.text or "").strip() if name_id is not None else ""
 
 
 def _forget_session_cookies(ctx):

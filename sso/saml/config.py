@@ -9,6 +9,7 @@ its crypto backend reads keys from files.
 """
 
 import contextlib
+import functools
 import os
 import shutil
 import tempfile
@@ -23,7 +24,7 @@ from saml2.config import SPConfig
 
 from authservice import links
 from sso import app_settings
-from sso.saml import schema, signature, xml, xmlsec_version  # noqa: F401 - schema, xmlsec_version: installed on import
+from sso.saml import signature, xml
 from sso.saml_config import _pem_blocks, certificates_of
 
 EMAIL_FORMAT = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
@@ -154,6 +155,18 @@ class Settings:
                     bodies.append(body)
         return bodies
 
+    @property
+    def signing_certificates(self):
+        """Base64 bodies of the certificates a response may be signed with: the configured ones,
+        else the signing keys of the IdP's metadata (as pysaml2 would take them from it)."""
+        return self.certificates or list(_metadata_certificates(self.idp_metadata_xml))
+
+    def decryption_key_pem(self):
+        """The SP's decryption key as unencrypted PEM bytes (None without one); raises ConfigError."""
+        if not self.encryption_key:
+            return None
+        return _unencrypted_pem(str(self.encryption_key), self.encryption_key_pass)
+
     def sso_url(self):
         """The IdP's redirect SSO service, else idpMetadata.singleSignOnService, else entryPoint."""
         root = _idp_descriptor_root(self.idp_metadata_xml)
@@ -199,6 +212,32 @@ def _idp_descriptor_root(metadata):
         if entity.tag == xml.q(xml.MD, "EntityDescriptor") and entity.find(xml.q(xml.MD, "IDPSSODescriptor")) is not None:
             return entity
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _metadata_certificates(metadata):
+    root = _idp_descriptor_root(metadata)
+    if root is None:
+        return ()
+    bodies = []
+    for descriptor in root.find(xml.q(xml.MD, "IDPSSODescriptor")).findall(xml.q(xml.MD, "KeyDescriptor")):
+        if descriptor.get("use") not in (None, "signing"):
+            continue
+        for certificate in descriptor.iter(xml.q(xml.DS, "X509Certificate")):
+            body = "".join((certificate.text or "").split())
+            if body and body not in bodies:
+                bodies.append(body)
+    return tuple(bodies)
+
+
+@functools.lru_cache(maxsize=16)
+def _unencrypted_pem(pem, password=None):
+    try:
+        key = serialization.load_pem_private_key(pem.encode(), password=str(password).encode() if password else None)
+    except (ValueError, TypeError):
+        raise ConfigError("encryption key: not a usable PEM private key") from None
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
 
 
 def _custom_acs_urls(sp_metadata):

@@ -3,7 +3,7 @@
 pysaml2 validates every signed element against the SAML protocol schema before trusting its
 signature (its defence against signature wrapping), with the pure-Python ``xmlschema`` package:
 about 4 ms of a 25 ms ACS request. libxml2 validates the same document against the same XSD files
-(those pysaml2 ships) in about 0.25 ms. ``install()`` swaps the function pysaml2's ``sigver``
+(those pysaml2 ships) in about 0.25 ms. ``install()`` (called by sso.saml.patches) swaps the function pysaml2's ``sigver``
 module calls; the exception it raises is pysaml2's own ``XMLSchemaError``, so pysaml2's handling
 (a SignatureError, the response refused) is unchanged. tests/sso/saml/test_schema.py checks that
 both validators agree on valid and broken documents.
@@ -75,5 +75,3 @@ def validate(doc):
 def install():
     saml2.sigver.validate_doc_with_schema = validate
 
-
-install()

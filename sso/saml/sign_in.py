@@ -1,14 +1,16 @@
 """SP-initiated SAML sign-in: the AuthnRequest over the HTTP-Redirect binding (sso.md §3, §5).
 
 ``start`` is called by ``sso.signin.start`` with the same signature as the OIDC protocol module and
-answers ``(url, cookie_key, state_key)``; the endpoint turns that into ``{url, redirect: true}`` and
-the signed ``relay_state`` cookie.
+answers ``(url, None, state_key)``: it sets the signed ``relay_state`` cookie itself (``bind``),
+because that cookie needs other attributes than OIDC's, and the endpoint turns the rest into
+``{url, redirect: true}``.
 """
 
 import uuid
 
 from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
 
+from authservice import cookies, tokens
 from authservice.errors import APIError
 from sso import app_settings, state
 from sso.errors import codes
@@ -34,7 +36,31 @@ def start(ctx, provider, body):
     if app_settings.saml.enable_in_response_to_validation:
         store.remember_request(provider, request_id)
     store.purge_expired()  # keeps the request and tombstone tables at their live size
-    return url, RELAY_STATE_COOKIE, pending.key
+    bind(ctx, pending.key)
+    return url, None, pending.key
+
+
+def bind(ctx, relay_state):
+    """Bind ``relay_state`` to this browser with the signed ``relay_state`` cookie (I9).
+
+    The IdP answers with a form POST from its own site, so the cookie must travel on a cross-site
+    top-level POST: ``SameSite=Lax`` cookies do not (and Chrome's two-minute "Lax+POST" grace only
+    covers cookies with no SameSite attribute). With an https base URL it is ``SameSite=None;
+    Secure``. Browsers drop ``SameSite=None`` without ``Secure``, so on plain http it stays ``Lax``:
+    http is for development on loopback, where an IdP at ``127.0.0.1:<port>`` or ``localhost`` is
+    same-site with the service (ports do not make a site), and the cookie arrives. HttpOnly and
+    signed as before; it lives ``state.COOKIE_MAX_AGE`` seconds and the ACS expires it.
+    """
+    attributes = cookies.attributes(state.COOKIE_MAX_AGE)
+    if attributes["secure"]:
+        attributes["samesite"] = "None"
+    ctx.response_cookies[cookies.cookie_name(RELAY_STATE_COOKIE)] = (cookies.signed_value(relay_state), attributes)
+
+
+def is_bound_to_browser(ctx, relay_state):
+    """True when this request carries the ``relay_state`` cookie ``bind`` set for ``relay_state``."""
+    bound = ctx.signed_cookie(RELAY_STATE_COOKIE)
+    return bound is not None and tokens.constant_time_equals(bound, relay_state)
 
 
 def _redirect_url(ctx, provider, destination, request_id, relay_state):

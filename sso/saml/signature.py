@@ -3,18 +3,25 @@ instead of one ``xmlsec1`` child process per signature or EncryptedData.
 
 pysaml2's xmlsec1 backend starts the binary for every signature it checks: about 33 ms of a 50 ms
 ACS request went to process start-up (bench/README.md). The library is the same code as the
-binary, so this backend keeps the binary's semantics and adds a few refusals of its own:
+binary; this module checks one element's own signature, in a document that already has the one
+shape of sso.saml.structure (no second Response or Assertion, no duplicate ID, signatures only on
+the Response and its Assertion). tests/security/saml/test_differential.py checks that the binary
+(``xmlsec1 --verify --id-attr:ID <node> --node-id <id> --pubkey-cert-pem <cert>``) accepts every
+element this module accepts. On top of the binary:
 
-- as ``--id-attr:ID <node_name> --node-id <id>``: the ``ID`` attribute is registered only on
-  elements named ``node_name``, and the signature checked is the first ``ds:Signature`` inside the
-  element carrying ``node_id``. Here that signature must also be the element's own child
-  (enveloped), and a second element of that name with the same ID refuses the document;
-- as ``--enabled-reference-uris empty,same-doc``: a Reference URI must be empty or ``#...``;
-  nothing is ever fetched;
-- as ``--enabled-key-data raw-x509-cert --pubkey-cert-pem <file>``: the only key is the configured
-  certificate; a KeyInfo in the document is never used to find one;
+- the signature is the element's own child, its SignedInfo has exactly one Reference, and that
+  Reference is ``#`` + the element's own ID (empty only for the root, where it is unambiguous);
+  only that element's ID is registered, so the Reference cannot resolve anywhere else;
+- the only key is a configured certificate; a KeyInfo in the document is never used to find one;
 - only the transforms the SAML signature profile allows (enveloped signature and the c14n
   methods) run inside a Reference; XSLT, XPath and XPointer are refused by the library.
+
+sso.saml.verified.verify_response checks every signature of a response once, before pysaml2 sees
+it, and records what passed in a small per-process memo keyed by the exact bytes, the node and the
+certificate. pysaml2 then asks ``InProcessVerifier.validate_signature`` about the same bytes and
+gets the recorded answer; any other question (other bytes, node or certificate) gets the full
+check. The memo only ever holds results of the full check, so it cannot accept anything the full
+check refuses.
 
 Decryption (``decrypt``) is ``xmlsec1 --decrypt --privkey-pem <key> --id-attr:Id EncryptedKey``:
 the first EncryptedData of the document is replaced by its plaintext, the only key is the SP's, and a
@@ -22,26 +29,33 @@ RetrievalMethod must point into the document (Shibboleth puts the EncryptedKey b
 and the ciphertext must be there too (no CipherReference).
 
 pysaml2 still insists that the binary exists (its security context checks the path), so sso.E010
-stays. The parsed certificate is cached per PEM text; nothing else outlives a call.
+stays. The parsed certificate is cached per PEM text.
 """
 
 import functools
+import hashlib
 import logging
+import textwrap
 
 import xmlsec
 from lxml import etree
 from saml2.sigver import CryptoBackendXmlSec1, DecryptError
+
+from sso.saml import structure
 
 logger = logging.getLogger("sso")
 
 DS = "http://www.w3.org/2000/09/xmldsig#"
 XENC = "http://www.w3.org/2001/04/xmlenc#"
 SIGNATURE = f"{{{DS}}}Signature"
+SIGNED_INFO = f"{{{DS}}}SignedInfo"
 REFERENCE = f"{{{DS}}}Reference"
 RETRIEVAL_METHOD = f"{{{DS}}}RetrievalMethod"
 ENCRYPTED_DATA = f"{{{XENC}}}EncryptedData"
 ENCRYPTED_KEY = f"{{{XENC}}}EncryptedKey"
 CIPHER_REFERENCE = f"{{{XENC}}}CipherReference"
+RESPONSE_NODE = f"{structure.SAMLP}:Response"
+ASSERTION_NODE = f"{structure.SAML}:Assertion"
 
 REFERENCE_TRANSFORMS = (
     xmlsec.constants.TransformEnveloped,
@@ -60,9 +74,9 @@ REFERENCE_TRANSFORMS = (
     xmlsec.constants.TransformSha512,
 )
 
-# No DTD is loaded, no entity expanded, nothing fetched; comments stay (c14n decides about them).
-_PARSER = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False,
-                          remove_blank_text=False, remove_comments=False, remove_pis=False)
+# (sha256 of the document, node name, node ID, certificate PEM) -> result of the full check.
+_MEMO = {}
+_MEMO_LIMIT = 256
 
 
 class Refused(Exception):
@@ -74,61 +88,106 @@ def _certificate_key(pem):
     return xmlsec.Key.from_memory(pem, xmlsec.constants.KeyDataFormatCertPem)
 
 
-def _split(node_name):
-    """``urn:...:protocol:Response`` -> (namespace, local name), as xmlsec1's ``--id-attr`` reads it."""
-    namespace, _, local = node_name.rpartition(":")
-    return namespace, local
+def _as_bytes(text):
+    return text.encode("utf-8") if isinstance(text, str) else bytes(text)
 
 
-def _parse(signed_text):
-    if isinstance(signed_text, str):
-        signed_text = signed_text.encode("utf-8")
-    try:
-        tree = etree.fromstring(signed_text, _PARSER).getroottree()
-    except (etree.XMLSyntaxError, ValueError) as exc:
-        raise Refused(f"unparseable: {exc}") from None
-    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
-        raise Refused("DOCTYPE")
-    return tree.getroot()
+def certificate_body(pem):
+    """The base64 body of a PEM certificate, however it is wrapped (pysaml2 re-wraps it)."""
+    return "".join(line.strip() for line in str(pem).splitlines() if "-----" not in line)
 
 
-def _signed_node(root, node_name, node_id):
-    namespace, local = _split(node_name)
-    named = [element for element in root.iter(f"{{{namespace}}}{local}") if element.get("ID") is not None]
-    carrying = [element for element in named if element.get("ID") == node_id]
-    if len(carrying) != 1:
-        raise Refused(f"{len(carrying)} {local} elements with ID {node_id!r}")
-    if len({element.get("ID") for element in named}) != len(named):
-        raise Refused(f"duplicate {local} IDs")
-    return named, carrying[0]
+def certificate_pem(body):
+    lines = textwrap.wrap(certificate_body(body), 64)
+    return "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines) + "\n-----END CERTIFICATE-----\n"
 
 
-def _enveloped_signature(node):
-    signature = next(node.iter(SIGNATURE), None)
-    if signature is None or signature.getparent() is not node:
-        raise Refused("the first Signature inside the signed element is not its own child")
-    for reference in signature.iter(REFERENCE):
-        uri = reference.get("URI")
-        if uri is None or (uri and not uri.startswith("#")):
-            raise Refused(f"Reference URI {uri!r} is neither empty nor same-document")
+def _memo_key(document, node_name, node_id, cert_pem):
+    return hashlib.sha256(document).digest(), node_name, node_id, certificate_body(cert_pem)
+
+
+def remember(document, node_name, node_id, cert_pem, passed):
+    """Record the full check's answer for these exact bytes (only the full check calls this)."""
+    if len(_MEMO) >= _MEMO_LIMIT:
+        _MEMO.clear()
+    _MEMO[_memo_key(_as_bytes(document), node_name, node_id, cert_pem)] = passed
+
+
+def node_name_of(element):
+    return RESPONSE_NODE if element.tag == structure.RESPONSE else ASSERTION_NODE
+
+
+def enveloped_signature(element, root):
+    """The element's own ds:Signature, whose one Reference is ``#`` + its ID (or empty for the root)."""
+    signatures = element.findall(SIGNATURE)
+    if len(signatures) != 1:
+        raise Refused(f"{len(signatures)} signatures on the signed element")
+    signature = signatures[0]
+    references = signature.findall(f"{SIGNED_INFO}/{REFERENCE}")
+    if len(references) != 1 or len(list(signature.iter(REFERENCE))) != 1:
+        raise Refused("a signature must have exactly one Reference")
+    element_id, uri = element.get("ID"), references[0].get("URI")
+    if not element_id:
+        raise Refused("the signed element has no ID")
+    if uri != f"#{element_id}" and not (uri == "" and element is root):
+        raise Refused(f"Reference URI {uri!r} is not the signed element's own ID {element_id!r}")
     return signature
 
 
-def verify(signed_text, cert_pem, node_name, node_id):
-    """True when the ``node_name`` element with ``ID`` ``node_id`` carries a valid enveloped
-    signature by the certificate ``cert_pem``; False (and a log line) otherwise."""
-    try:
-        root = _parse(signed_text)
-        named, node = _signed_node(root, node_name, node_id)
-        signature = _enveloped_signature(node)
+def verify_element(element, cert_pems, document=None):
+    """The PEM of the configured certificate that verifies ``element``'s own enveloped signature.
+
+    ``element`` belongs to a tree that passed sso.saml.structure.check. Raises Refused or
+    xmlsec.Error. With ``document`` (the exact bytes the tree was parsed from), every answer is
+    remembered for ``validate_signature``.
+    """
+    root = element.getroottree().getroot()
+    signature = enveloped_signature(element, root)
+    node_name, node_id = node_name_of(element), element.get("ID")
+    last_error = None
+    for cert_pem in cert_pems:
         context = xmlsec.SignatureContext()
-        for element in named:
-            context.register_id(element, "ID")
+        context.register_id(element, "ID")  # this element only: the Reference can resolve nowhere else
         for transform in REFERENCE_TRANSFORMS:
             context.enable_reference_transform(transform)
         context.key = _certificate_key(cert_pem)
-        context.verify(signature)
-    except Refused as refused:
+        try:
+            context.verify(signature)
+        except xmlsec.Error as error:
+            last_error = error
+            if document is not None:
+                remember(document, node_name, node_id, cert_pem, False)
+            continue
+        if document is not None:
+            remember(document, node_name, node_id, cert_pem, True)
+        return cert_pem
+    raise last_error or Refused("no certificate configured")
+
+
+def _located(root, node_name, node_id):
+    """The Response (the root) or its one Assertion, when it is ``node_name`` and carries ``node_id``."""
+    element = root if node_name == RESPONSE_NODE else structure.the_assertion(root)
+    if node_name not in (RESPONSE_NODE, ASSERTION_NODE) or element is None or element.get("ID") != node_id:
+        raise Refused(f"no {node_name} with ID {node_id!r} where SAML puts one")
+    return element
+
+
+def verify(signed_text, cert_pem, node_name, node_id):
+    """The full check: True when ``signed_text`` has the one shape of sso.saml.structure and its
+    ``node_name`` element (the root Response or its one Assertion) with ``ID`` ``node_id`` carries a
+    valid enveloped signature by ``cert_pem``; False (and a log line) otherwise.
+
+    The EncryptedAssertion may hold the plaintext Assertion here: pysaml2 asks about the document
+    that ``decrypt`` below produced. A document as received never reaches pysaml2 in that shape:
+    sso.saml.verified refuses it first.
+    """
+    document = _as_bytes(signed_text)
+    try:
+        root = structure.parse(document)
+        structure.check(root, decrypted=True)
+        element = _located(root, node_name, node_id)
+        verify_element(element, [cert_pem], document)
+    except (Refused, structure.StructureRefused) as refused:
         logger.info("SAML signature refused before verification: %s", refused)
         return False
     except xmlsec.Error as error:
@@ -137,14 +196,11 @@ def verify(signed_text, cert_pem, node_name, node_id):
     return True
 
 
-def decrypt(encrypted_text, key_pem):
-    """The document with its first EncryptedData replaced by the plaintext, as ``xmlsec1 --decrypt
-    --privkey-pem <key> --id-attr:Id EncryptedKey`` writes it; raises Refused or xmlsec.Error."""
-    root = _parse(encrypted_text)
-    data = next(root.iter(ENCRYPTED_DATA), None)
-    if data is None:
-        raise Refused("no EncryptedData")
-    if next(root.iter(CIPHER_REFERENCE), None) is not None:
+def decrypt_element(data, key_pem):
+    """Replace the EncryptedData element ``data`` by its plaintext, in its tree; raises Refused or
+    xmlsec.Error. Only the SP's key is used; everything it refers to must be in the document."""
+    root = data.getroottree().getroot()
+    if next(data.iter(CIPHER_REFERENCE), None) is not None:
         raise Refused("CipherReference: the ciphertext must be in the document")
     for method in root.iter(RETRIEVAL_METHOD):
         if not (method.get("URI") or "").startswith("#"):
@@ -155,6 +211,19 @@ def decrypt(encrypted_text, key_pem):
     manager = xmlsec.KeysManager()
     manager.add_key(xmlsec.Key.from_memory(key_pem, xmlsec.constants.KeyDataFormatPem))
     xmlsec.EncryptionContext(manager).decrypt(data)
+
+
+def decrypt(encrypted_text, key_pem):
+    """The document with its first EncryptedData replaced by the plaintext, as ``xmlsec1 --decrypt
+    --privkey-pem <key> --id-attr:Id EncryptedKey`` writes it; raises Refused or xmlsec.Error."""
+    try:
+        root = structure.parse(encrypted_text)
+    except structure.StructureRefused as refused:
+        raise Refused(str(refused)) from None
+    data = next(root.iter(ENCRYPTED_DATA), None)
+    if data is None:
+        raise Refused("no EncryptedData")
+    decrypt_element(data, key_pem)
     return etree.tostring(root, encoding="unicode")
 
 
@@ -175,4 +244,7 @@ class InProcessVerifier(CryptoBackendXmlSec1):
             return False
         with open(cert_file, encoding="ascii") as handle:
             cert_pem = handle.read()
+        remembered = _MEMO.get(_memo_key(_as_bytes(signedtext), node_name, node_id, cert_pem))
+        if remembered is not None:
+            return remembered
         return verify(signedtext, cert_pem, node_name, node_id)

@@ -3,6 +3,7 @@
 pysaml2's ``CryptoBackendXmlSec1.version`` starts ``xmlsec1 --version`` every time it is read, and a
 signature check reads it twice: about 10 ms of a ~50 ms ACS request (bench/README.md). The answer
 depends only on the binary, so it is cached per binary path; nothing shared between processes.
+``install()`` is called by sso.saml.patches.
 """
 
 import functools
@@ -24,5 +25,3 @@ def binary_version(path):
 def install():
     CryptoBackendXmlSec1.version = property(lambda backend: binary_version(backend.xmlsec))
 
-
-install()

@@ -1,0 +1,132 @@
+"""The shape a SAML Response must have before any of it is trusted (security.md I2; issue 12 F1).
+
+Signature wrapping (Somorovsky et al. 2012, XSW1-XSW8) works by giving the verifier and the reader
+two different copies of the data: a genuine signed element hidden somewhere (Extensions, Advice,
+ds:Object, a sibling) and a forged one where the reader looks. Ignoring the extra copies is not
+enough, because every parser has its own idea of which copy is "the" one. So a document that holds
+any other copy is refused outright, and what is left has exactly one place for each thing:
+
+- the root is the one ``samlp:Response``; no other element anywhere is named Response;
+- at most one ``saml:Assertion``, a direct child of the root, or (after decryption) the child of the
+  one ``saml:EncryptedAssertion``, itself a direct child of the root; nothing else named Assertion
+  or EncryptedAssertion, in any namespace (a foreign ``x:Assertion`` or a default-namespace trick);
+- a ``ds:Signature`` only as a direct child of the Response or of that Assertion, one each at most,
+  with one ``ds:Reference`` in its SignedInfo and no other Reference anywhere;
+- no ``ds:Object`` or ``ds:Manifest`` (SAML signatures never need one; XSW hides copies in them);
+- no two elements share an ``ID``, ``Id`` or ``xml:id`` value (a Reference must find one element);
+- at most one Issuer per Response or Assertion;
+- no comment and no processing instruction: c14n without comments signs ``alice@corp.test`` for
+  ``alice@corp.test<!---->.evil.test``, and a reader that stops at the comment sees another name.
+  No IdP we know of puts either inside a Response, so refusing costs nothing.
+
+One walk over the tree, no second parse. ``parse`` is the only XML parser of the ACS path.
+"""
+
+from lxml import etree
+
+SAMLP = "urn:oasis:names:tc:SAML:2.0:protocol"
+SAML = "urn:oasis:names:tc:SAML:2.0:assertion"
+DS = "http://www.w3.org/2000/09/xmldsig#"
+XML_NS = "http://www.w3.org/XML/1998/namespace"
+
+RESPONSE = f"{{{SAMLP}}}Response"
+ASSERTION = f"{{{SAML}}}Assertion"
+ENCRYPTED_ASSERTION = f"{{{SAML}}}EncryptedAssertion"
+ISSUER = f"{{{SAML}}}Issuer"
+SIGNATURE = f"{{{DS}}}Signature"
+SIGNED_INFO = f"{{{DS}}}SignedInfo"
+REFERENCE = f"{{{DS}}}Reference"
+ID_ATTRIBUTES = ("ID", "Id", f"{{{XML_NS}}}id")
+# Local names that may only appear where the rules above put them, whatever their namespace.
+GUARDED = {"Response", "Assertion", "EncryptedAssertion", "Signature", "Object", "Manifest", "Reference"}
+
+# No DTD is loaded, no entity expanded, nothing fetched; comments and PIs are kept so they can be refused.
+PARSER = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False,
+                         remove_blank_text=False, remove_comments=False, remove_pis=False)
+
+
+class StructureRefused(Exception):
+    """The document is not one shape the ACS reads; the message says why (logged, never shown)."""
+
+
+def parse(data):
+    """The root element of ``data`` (bytes or str); raises StructureRefused for non-XML or a DOCTYPE."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    try:
+        root = etree.fromstring(data, PARSER)
+    except (etree.XMLSyntaxError, ValueError) as exc:
+        raise StructureRefused(f"unparseable: {exc}") from None
+    docinfo = root.getroottree().docinfo
+    if docinfo.doctype or docinfo.internalDTD is not None:
+        raise StructureRefused("DOCTYPE")
+    return root
+
+
+def local_name(tag):
+    return tag.rpartition("}")[2]
+
+
+def the_assertion(root, decrypted=True):
+    """The one Assertion the rules allow (child of the root, or of its EncryptedAssertion once that
+    was decrypted by us), or None."""
+    assertion = root.find(ASSERTION)
+    if assertion is None and decrypted:
+        wrapper = root.find(ENCRYPTED_ASSERTION)
+        assertion = wrapper.find(ASSERTION) if wrapper is not None else None
+    return assertion
+
+
+def check(root, decrypted=False):
+    """Raise StructureRefused unless ``root`` has the one shape described in the module docstring.
+
+    ``decrypted``: the EncryptedAssertion's EncryptedData was replaced by its plaintext by us, so the
+    Assertion may be its child; in a document as received an EncryptedAssertion holds no Assertion."""
+    if root.tag != RESPONSE:
+        raise StructureRefused(f"root is {root.tag!r}, not samlp:Response")
+    for sibling in (*root.itersiblings(preceding=True), *root.itersiblings()):
+        raise StructureRefused(f"{type(sibling).__name__} outside the Response")
+    assertion = the_assertion(root, decrypted)
+    signed_parents = (root, assertion)
+    seen_ids = set()
+    for element in root.iter():
+        tag = element.tag
+        if not isinstance(tag, str):
+            raise StructureRefused("comment or processing instruction inside the Response")
+        for name in ID_ATTRIBUTES:
+            value = element.get(name)
+            if value is not None:
+                if value in seen_ids:
+                    raise StructureRefused(f"duplicate ID {value!r}")
+                seen_ids.add(value)
+        if local_name(tag) in GUARDED:
+            _check_guarded(root, assertion, signed_parents, element)
+    _check_issuers(root)
+    if assertion is not None:
+        _check_issuers(assertion)
+
+
+def _check_guarded(root, assertion, signed_parents, element):
+    tag, parent = element.tag, element.getparent()
+    if tag == RESPONSE and element is root:
+        return
+    if tag == ASSERTION and element is assertion:
+        return
+    if tag == ENCRYPTED_ASSERTION and parent is root and root.find(ASSERTION) is None \
+            and len(root.findall(ENCRYPTED_ASSERTION)) == 1:
+        return
+    if tag == SIGNATURE and parent is not None and parent in signed_parents:
+        if len(parent.findall(SIGNATURE)) != 1:
+            raise StructureRefused(f"{len(parent.findall(SIGNATURE))} signatures on one element")
+        return
+    if tag == REFERENCE and parent is not None and parent.tag == SIGNED_INFO:
+        signature = parent.getparent()
+        if signature is not None and signature.tag == SIGNATURE and signature.getparent() in signed_parents \
+                and parent.getparent() is signature and len(parent.findall(REFERENCE)) == 1:
+            return
+    raise StructureRefused(f"{tag} not where SAML allows it")
+
+
+def _check_issuers(element):
+    if len(element.findall(ISSUER)) > 1:
+        raise StructureRefused(f"several Issuers on {local_name(element.tag)}")
