@@ -66,10 +66,13 @@ def parse_http_url(name, url, base=None):
     """``url`` (resolved against ``base`` if relative) when it is http(s), else discovery_invalid_url."""
     if not isinstance(url, str) or not url:
         raise DiscoveryError("discovery_invalid_url", f'The url "{name}" must be valid: {url}')
+    # I4: urlsplit silently drops tabs and newlines and keeps backslashes a browser reads as ``/``;
+    # the URL is stored and handed out as written, so it is checked as written.
+    if any(ord(char) <= 0x20 or ord(char) == 0x7F or char == "\\" for char in url):
+        raise DiscoveryError("discovery_invalid_url", f'The url "{name}" must be valid: {url!r}')
     try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a malformed port
-    except ValueError:
+        parts = origins.parse(url)  # the one URL parser (authservice/origins.py)
+    except origins.MalformedURL:
         raise DiscoveryError("discovery_invalid_url", f'The url "{name}" must be valid: {url}') from None
     if not parts.scheme and base is not None:
         return _join_issuer_path(name, url, base)
@@ -127,6 +130,10 @@ def check_config_endpoints(config):
         parse_http_url(key, value)
     for key, value in present:
         check_endpoint(key, value)
+    # I4: the issuer is no fetched endpoint (so no private-host rule), but it is a URL we store and
+    # derive the discovery URL from: http(s) too, also when discovery is skipped.
+    if config.get("issuer") is not None:
+        parse_http_url("issuer", config["issuer"])
 
 
 def _require_trusted(name, url):
