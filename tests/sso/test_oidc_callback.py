@@ -186,6 +186,27 @@ def test_a_trusted_verified_idp_email_links_without_domain_verification(api, tru
     assert Account.objects.get(provider_id="acme").user == ada
 
 
+# --- e-mail domain trust (I1; the attacks are in tests/security/test_sso_prehijacking.py) -------------------
+def test_a_provider_signs_in_users_of_any_of_its_verified_domains(api, trusted_op, make_provider):
+    make_provider("acme", trusted_op.issuer, trusted_op.oidc_config("acme"), domain="attacker.test,acme.com")
+    assert sign_in_at_op(api)["Location"] == "/dashboard"
+    assert get_user_model().objects.filter(email="ada@acme.com").exists()
+
+
+def test_a_deployment_may_trust_a_provider_for_any_email_domain(api, trusted_op, make_provider, configure_sso):
+    configure_sso(trust_any_email_domain=["acme"])
+    make_provider("acme", trusted_op.issuer, trusted_op.oidc_config("acme"), domain="attacker.test")
+    assert sign_in_at_op(api)["Location"] == "/dashboard"
+    assert get_user_model().objects.filter(email="ada@acme.com").exists()
+
+
+def test_without_domain_verification_any_email_domain_signs_up(api, trusted_op, make_provider, configure_sso):
+    configure_sso(domain_verification={"enabled": False})
+    make_provider("acme", trusted_op.issuer, trusted_op.oidc_config("acme"), domain="attacker.test",
+                  domain_verified=False)
+    assert sign_in_at_op(api)["Location"] == "/dashboard"
+
+
 def test_implicit_sign_up_can_be_disabled(api, acme, configure_sso):
     configure_sso(disable_implicit_sign_up=True)
     response = sign_in_at_op(api)
