@@ -37,32 +37,34 @@ def sign_up(ctx, *, name, email, password, image=None, callback_url=None, rememb
     # Hash before looking the address up, so both answers take the password hash's time.
     hashed = make_password(password)
     mails = _send_on_sign_up() and app_settings.email_verification.enabled
-    if User.objects.filter(email=email).exists():
-        if without_session:
-            fake = _fake_user(email, name, image)
-            if mails:
-                # Enqueued for the made-up id, which the task finds no account for: the request does
-                # what a real sign-up's mail costs it, and nobody gets a mail (I7).
-                verification.queue_verification_mail(ctx, email=email, user_id=fake["id"],
-                                                     callback_url=callback_url)
-            return {"token": None, "user": fake}
-        raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL)
     try:
+        # One transaction for a taken and a free address alike, holding the queued verification
+        # mail: both cost the request one commit and one task (I7), and a new user's mail is queued
+        # exactly when the user is stored.
         with transaction.atomic():
+            if User.objects.filter(email=email).exists():
+                if not without_session:
+                    raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL)
+                fake = _fake_user(email, name, image)
+                if mails:
+                    # For the made-up id, which the task finds no account for: nobody gets mail.
+                    verification.queue_verification_mail(ctx, email=email, user_id=fake["id"],
+                                                         callback_url=callback_url)
+                return {"token": None, "user": fake}
             user = User(email=email, name=name, image=image, password=hashed)
             user.save(force_insert=True)
             Account.objects.create(provider_id=Account.CREDENTIAL, account_id=user.pk, user=user)
             session = None if without_session else sessions.create_session(
                 ctx, user, remember, announce=False)
+            if mails:
+                verification.queue_verification_mail(ctx, email=user.email, user_id=user.pk,
+                                                     callback_url=callback_url)
     except IntegrityError:  # the same address signed up concurrently
         raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL) from None
     # After the block: a receiver that raises must not roll the new user back.
     signals.user_created.send(sender=User, user=user, provider=Account.CREDENTIAL)
     if session is not None:
         signals.user_signed_in.send(sender=Session, user=user, session=session)
-    if mails:
-        verification.queue_verification_mail(ctx, email=user.email, user_id=user.pk,
-                                             callback_url=callback_url)
     return {"token": session.token if session else None, "user": wire.user(user)}
 
 

@@ -1,0 +1,294 @@
+"""I7 benchmark: does an endpoint that mails take longer for a registered address than for an unknown one?
+
+``python bench/enumeration.py`` (see bench/README.md, "Account enumeration by timing"):
+
+1. starts a loopback SMTP server (aiosmtpd) that holds every conversation ``--smtp-delay`` seconds
+   (50 ms: a remote relay's round trips; F7 measured 52 ms against 4 ms for forget-password);
+2. recreates the database (``--database-url``, PostgreSQL by default; ``sqlite:///path`` works too),
+   migrates it and seeds a signed-in prober, a registered unverified address and a taken one;
+3. starts gunicorn (2 sync workers) with ``EMAIL_URL`` pointing at that server, the task backend
+   ``--tasks`` (``database``: the production setting; ``immediate``: the mail is sent inside the
+   request, as on 5cf316d) and the settings of bench/enumeration_settings.py, and, unless
+   ``--no-worker``, ``manage.py db_worker`` beside it;
+4. for each endpoint sends ``--samples`` pairs, a known and an unknown address in random order and
+   the endpoints interleaved, each on a new connection as an attacker would, after a warm-up;
+5. prints, per endpoint, the median time of each kind and their difference (I7: under 5 ms), and
+   how many mails the SMTP server received once the worker drained the queue.
+"""
+
+import argparse
+import asyncio
+import http.client
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+SETTINGS = "bench.enumeration_settings"
+SECRET = "bench-secret-not-for-production-0123456789abcdef0123456789"
+PASSWORD = "bench-password-123"
+PROBER = "prober@bench.test"  # the attacker's own, signed-in account (change-email needs a session)
+KNOWN = "known@bench.test"  # registered, unverified: every probe of it would mail someone
+ENDPOINTS = ("sign-up", "forget-password", "request-password-reset", "change-email",
+             "send-verification-email")
+TARGET_MS = 5.0
+
+
+# --- the loopback SMTP server --------------------------------------------------------------------
+class SlowRelay:
+    """An aiosmtpd handler that takes ``delay`` seconds over each message and counts recipients."""
+
+    def __init__(self, delay):
+        self.delay = delay
+        self.recipients = []
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook name
+        await asyncio.sleep(self.delay)
+        self.recipients.extend(envelope.rcpt_tos)
+        return "250 OK"
+
+
+def start_smtp(delay):
+    from aiosmtpd.controller import Controller  # noqa: PLC0415 - only this script needs it
+
+    relay = SlowRelay(delay)
+    controller = Controller(relay, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    return controller, relay
+
+
+# --- processes -----------------------------------------------------------------------------------
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def service_env(args, port, smtp_port):
+    return {**os.environ, "DJANGO_SETTINGS_MODULE": SETTINGS, "PYTHONPATH": str(ROOT),
+            "DATABASE_URL": args.database_url, "SECRET_KEY": SECRET, "DEBUG": "false",
+            "AUTH_RATE_LIMIT": "false", "AUTH_BASE_URL": f"http://127.0.0.1:{port}",
+            "EMAIL_URL": f"smtp://127.0.0.1:{smtp_port}", "AUTH_TASKS_BACKEND": args.tasks}
+
+
+def fresh_database(args, env):
+    url = args.database_url
+    if url.startswith("sqlite:"):
+        Path(urlsplit(url).path).unlink(missing_ok=True)
+    else:
+        subprocess.run([sys.executable, str(ROOT / "bench" / "fresh_db.py"), url], check=True, timeout=60)
+    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env,
+                   check=True, timeout=300)
+    subprocess.run([sys.executable, __file__, "seed"], cwd=ROOT, env=env, check=True, timeout=120)
+
+
+def seed():
+    """Run by the script itself with the service's environment: the accounts the probes need."""
+    import django  # noqa: PLC0415 - a separate process with its own settings
+
+    django.setup()
+    from django.contrib.auth import get_user_model  # noqa: PLC0415
+
+    User = get_user_model()  # noqa: N806
+    User.objects.create_user(email=PROBER, password=PASSWORD, name="Prober", email_verified=True)
+    User.objects.create_user(email=KNOWN, password=PASSWORD, name="Known")
+
+
+def start(command, env, log):
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def stop(process):
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def wait_until_up(port, server):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            sys.exit("gunicorn exited; see its log")
+        try:
+            status, _, _ = request(port, "GET", "/api/auth/ok")
+            if status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    sys.exit("gunicorn did not answer /api/auth/ok within 60 s")
+
+
+# --- probes --------------------------------------------------------------------------------------
+def request(port, method, path, body=None, cookie=None):
+    """One request on a new connection: (status, parsed body, headers)."""
+    headers = {"Origin": f"http://127.0.0.1:{port}"}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    if cookie:
+        headers["Cookie"] = cookie
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        connection.request(method, path, json.dumps(body) if body is not None else None, headers)
+        response = connection.getresponse()
+        data = response.read()
+        return response.status, json.loads(data or b"null"), response.getheaders()
+    finally:
+        connection.close()
+
+
+def sign_in(port):
+    status, body, headers = request(port, "POST", "/api/auth/sign-in/email",
+                                    {"email": PROBER, "password": PASSWORD})
+    if status != 200:
+        sys.exit(f"the prober could not sign in: {status} {body}")
+    cookies = [value.split(";", 1)[0] for name, value in headers if name.lower() == "set-cookie"]
+    return "; ".join(cookies)
+
+
+class Prober:
+    def __init__(self, port, cookie):
+        self.port = port
+        self.cookie = cookie
+        self.count = 0
+
+    def fresh(self, endpoint):
+        self.count += 1
+        return f"nobody-{endpoint}-{self.count}-{random.randrange(10**9)}@bench.test"
+
+    def ask(self, endpoint, address):
+        """Send one probe; (seconds, status, body with the echoed address masked)."""
+        path, body, cookie = {
+            "sign-up": ("/sign-up/email", {"name": "Probe", "email": address, "password": PASSWORD}, None),
+            "forget-password": ("/forget-password", {"email": address}, None),
+            "request-password-reset": ("/request-password-reset", {"email": address}, None),
+            "change-email": ("/change-email", {"newEmail": address}, self.cookie),
+            "send-verification-email": ("/send-verification-email", {"email": address}, None),
+        }[endpoint]
+        started = time.perf_counter()
+        status, answer, _ = request(self.port, "POST", "/api/auth" + path, body, cookie)
+        elapsed = time.perf_counter() - started
+        return elapsed, status, mask(answer)
+
+    def pair(self, endpoint):
+        """A known and an unknown probe in random order: {"known": seconds, "unknown": seconds}."""
+        kinds = ["known", "unknown"]
+        random.shuffle(kinds)
+        times, answers = {}, {}
+        for kind in kinds:
+            address = KNOWN if kind == "known" else self.fresh(endpoint)
+            times[kind], status, answer = self.ask(endpoint, address)
+            answers[kind] = (status, answer)
+        if answers["known"] != answers["unknown"] or answers["known"][0] != 200:
+            sys.exit(f"{endpoint}: the answers differ or fail: {answers}")
+        return times
+
+
+def mask(body):
+    """What a sign-up answer echoes or makes fresh (address, id, times) does not count as a difference."""
+    if isinstance(body, dict) and isinstance(body.get("user"), dict):
+        return {**body, "user": {**body["user"], "email": "…", "id": "…", "createdAt": "…",
+                                 "updatedAt": "…"}}
+    return body
+
+
+def measure(prober, endpoints, samples, warmup):
+    for _ in range(warmup):
+        for endpoint in endpoints:
+            prober.pair(endpoint)
+    times = {endpoint: {"known": [], "unknown": []} for endpoint in endpoints}
+    for _ in range(samples):
+        order = list(endpoints)
+        random.shuffle(order)
+        for endpoint in order:
+            for kind, seconds in prober.pair(endpoint).items():
+                times[endpoint][kind].append(seconds * 1000)
+    return times
+
+
+def wait_for_mail(relay, expected, seconds):
+    deadline = time.monotonic() + seconds
+    while len(relay.recipients) < expected and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return len(relay.recipients)
+
+
+def report(args, times, delivered, expected):
+    print(f"\ntasks={args.tasks} worker={'no' if args.no_worker else 'yes'} "
+          f"samples={args.samples} smtp-delay={args.smtp_delay * 1000:.0f} ms "
+          f"database={urlsplit(args.database_url).scheme}")
+    print("| endpoint | known p50 ms | unknown p50 ms | difference ms | known slower in | I7 (< 5 ms) |")
+    print("|---|---:|---:|---:|---:|---|")
+    verdict = True
+    for endpoint, kinds in times.items():
+        known, unknown = statistics.median(kinds["known"]), statistics.median(kinds["unknown"])
+        slower = sum(k > u for k, u in zip(kinds["known"], kinds["unknown"], strict=True))
+        ok = abs(known - unknown) < TARGET_MS
+        verdict &= ok
+        print(f"| {endpoint} | {known:.1f} | {unknown:.1f} | {known - unknown:+.1f} | "
+              f"{slower}/{len(kinds['known'])} pairs | {'yes' if ok else 'NO'} |")
+    print(f"mails received by the SMTP server: {delivered} of {expected} expected")
+    return verdict
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--tasks", choices=("database", "immediate"), default="database")
+    parser.add_argument("--no-worker", action="store_true", help="run no db_worker: mail stays queued")
+    parser.add_argument("--smtp-delay", type=float, default=0.05, help="seconds per SMTP conversation")
+    parser.add_argument("--database-url",
+                        default="postgres://postgres@127.0.0.1:5432/authservice_bench_mail")
+    parser.add_argument("--endpoints", nargs="+", choices=ENDPOINTS, default=list(ENDPOINTS))
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn sync workers")
+    args = parser.parse_args()
+
+    controller, relay = start_smtp(args.smtp_delay)
+    port = free_port()
+    env = service_env(args, port, controller.port)
+    logs = Path(os.environ.get("TMPDIR", "/tmp")) / f"authservice-enumeration-{os.getpid()}"
+    logs.mkdir(parents=True, exist_ok=True)
+    server = worker = None
+    try:
+        fresh_database(args, env)
+        server = start([sys.executable, "-m", "gunicorn", "project.wsgi:application", "-w", str(args.workers),
+                        "-b", f"127.0.0.1:{port}", "--timeout", "120"], env,
+                       open(logs / "gunicorn.log", "w"))
+        if args.tasks == "database" and not args.no_worker:
+            worker = start([sys.executable, "manage.py", "db_worker", "--no-reload", "--interval", "0.2",
+                            "--no-startup-delay"], env, open(logs / "worker.log", "w"))
+        wait_until_up(port, server)
+        prober = Prober(port, sign_in(port))
+        times = measure(prober, args.endpoints, args.samples, args.warmup)
+        # One mail per pair: to the known address for the reset and verification probes, to the
+        # fresh one for sign-up (a new account) and change-email (a free new address).
+        expected = len(args.endpoints) * (args.samples + args.warmup)
+        delivered = (wait_for_mail(relay, expected, 120)
+                     if args.tasks == "immediate" or not args.no_worker else len(relay.recipients))
+        ok = report(args, times, delivered, expected)
+    finally:
+        stop(worker)
+        stop(server)
+        controller.stop()
+    print(f"logs: {logs}")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["seed"]:
+        seed()
+    else:
+        main()
