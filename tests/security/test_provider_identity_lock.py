@@ -67,8 +67,8 @@ def test_pointing_the_metadata_url_at_another_idp_is_locked(owner, linked_provid
     assert stored() == before
 
 
-def test_pointing_the_metadata_url_at_the_same_entity_with_another_key_is_locked(owner, linked_provider, trusted,  # noqa: F811
-                                                                                  keys):
+def test_pointing_the_metadata_url_at_the_same_entity_with_another_key_is_locked(
+        owner, linked_provider, trusted, keys):  # noqa: F811
     before = stored()
     trusted.set("/same-entity", metadata(keys, "other"))
     response = update_metadata_url(owner, f"{trusted.url}/same-entity")
@@ -84,7 +84,8 @@ def test_a_locked_metadata_url_is_not_even_fetched(owner, linked_provider, trust
 
 
 # --- the refresh command -------------------------------------------------------------------------
-def test_a_refresh_that_finds_new_keys_is_refused_while_accounts_are_linked(linked_provider, trusted, keys):  # noqa: F811
+def test_a_refresh_that_finds_new_keys_is_refused_while_accounts_are_linked(
+        linked_provider, trusted, keys):  # noqa: F811
     before = stored()
     trusted.set("/md", metadata(keys, "other"))
     with pytest.raises(CommandError, match="rot"):
@@ -100,7 +101,8 @@ def test_the_refused_refresh_names_the_lock(linked_provider, trusted, keys):  # 
     assert "PROVIDER_IDENTITY_LOCKED" in err.getvalue()
 
 
-def test_a_refresh_that_adds_a_second_key_is_refused_while_accounts_are_linked(linked_provider, trusted, keys):  # noqa: F811
+def test_a_refresh_that_adds_a_second_key_is_refused_while_accounts_are_linked(
+        linked_provider, trusted, keys):  # noqa: F811
     # An extra certificate next to the genuine one is enough to sign for every linked user.
     before = stored()
     trusted.set("/md", metadata(keys, "old", "other"))
@@ -109,7 +111,8 @@ def test_a_refresh_that_adds_a_second_key_is_refused_while_accounts_are_linked(l
     assert stored() == before
 
 
-def test_an_administrator_rekeys_explicitly_and_the_rekey_is_logged(linked_provider, trusted, keys, caplog):  # noqa: F811
+def test_an_administrator_rekeys_explicitly_and_the_rekey_is_logged(
+        linked_provider, trusted, keys, caplog):  # noqa: F811
     trusted.set("/md", metadata(keys, "new"))
     with caplog.at_level(logging.WARNING, logger="sso"):
         out, _ = run_refresh("--allow-rekey", "rot")
