@@ -109,17 +109,24 @@ def fake_signature(reference_id):
 
 # --- the issue's attack: a signed NoPassive error hidden in a ds:Object -----------------------------
 def no_passive_in_object(forge):
+    """Issue 12 F1 as found: the signed NoPassive Response, minus its signature, hidden in a
+    ds:Signature/ds:Object; its signature first under a new Response holding an unsigned Assertion
+    for the victim; a last, never signed, signature naming the new Response for readers that take
+    the last one."""
     _, genuine = forge.no_passive()
     response_id = re.search(r'ID="([^"]+)"', genuine).group(1)
-    signature = with_object(signature_of(genuine, response_id), genuine)
-    return forge.outer_response(signature + fake_signature("_evil-response") + status() + forge.victim_assertion())
+    signature = signature_of(genuine, response_id)
+    hider = f'<ds:Signature xmlns:ds="{DS}"><ds:Object>{without(genuine, signature)}</ds:Object></ds:Signature>'
+    return forge.outer_response(signature + hider + fake_signature("_evil-response") + status()
+                                + forge.victim_assertion())
 
 
-def no_passive_in_object_alone(forge):
+def no_passive_in_object_of_its_signature(forge):
     _, genuine = forge.no_passive()
     response_id = re.search(r'ID="([^"]+)"', genuine).group(1)
-    signature = with_object(signature_of(genuine, response_id), genuine)
-    return forge.outer_response(signature + status() + forge.victim_assertion())
+    signature = signature_of(genuine, response_id)
+    return forge.outer_response(with_object(signature, without(genuine, signature)) + status()
+                                + forge.victim_assertion())
 
 
 # --- XSW1-XSW8 --------------------------------------------------------------------------------------
@@ -279,7 +286,7 @@ def unsigned_response_around_the_signed_error(forge):
 
 
 CORPUS = {builder.__name__: builder for builder in (
-    no_passive_in_object, no_passive_in_object_alone, xsw1, xsw2, xsw3, xsw4, xsw5, xsw6, xsw7, xsw8,
+    no_passive_in_object, no_passive_in_object_of_its_signature, xsw1, xsw2, xsw3, xsw4, xsw5, xsw6, xsw7, xsw8,
     signed_assertion_in_advice, signed_response_in_extensions, comment_in_name_id, prefix_rebinding,
     prefix_rebinding_of_ds, default_namespace_on_a_foreign_element, foreign_element_named_assertion,
     duplicate_id, duplicate_id_in_id_attribute_of_other_case, two_issuers, reference_to_another_element,
