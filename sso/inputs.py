@@ -5,10 +5,10 @@ string, received undefined`` or ``[body.issuer] Invalid URL``.
 """
 
 import re
-from urllib.parse import urlsplit
 
 from rest_framework import serializers
 
+from authservice import origins
 from authservice.api import inputs
 from authservice.api.inputs import js_type
 
@@ -16,11 +16,14 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$")
 
 
 def is_url(value):
-    """What ``new URL(value)`` accepts, roughly: a scheme, and a host for http(s)."""
+    """What ``new URL(value)`` accepts, roughly: a scheme, and a host for http(s).
+
+    Parsed by the one URL parser (``origins.parse``). Whether a scheme may be stored or handed to a
+    browser is decided where the field is used (``sso.saml_config.check_locations``, discovery).
+    """
     try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises ValueError on a malformed port
-    except ValueError:
+        parts = origins.parse(value)
+    except origins.MalformedURL:
         return False
     if not parts.scheme or not _SCHEME.match(parts.scheme) or any(c.isspace() for c in value.strip()):
         return False
