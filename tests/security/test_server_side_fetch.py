@@ -9,12 +9,15 @@ Real loopback servers answer; only DNS is faked (:class:`RebindingDns` replaces 
 the ``.test`` names below and passes every other lookup through).
 """
 
+import re
 import socket
+from pathlib import Path
 
 import pytest
 
 from authservice.errors import APIError
 from authservice.models import Account, Session
+import sso
 from sso import discovery
 from sso.saml import metadata_fetch
 from tests.sso.conftest import _sso_defaults, configure_sso  # noqa: F401 - fixtures
@@ -180,3 +183,17 @@ def test_an_oidc_endpoint_redirect_is_not_followed(loopback, configure):
         assert target.hits == []
     finally:
         target.close()
+
+
+# --- one client ----------------------------------------------------------------------------------
+SECOND_CLIENTS = re.compile(r"^\s*(import requests|from requests\b|import urllib\.request|from urllib\.request|"
+                            r"import httpx|from httpx|import urllib3|from urllib3)|PyJWKClient", re.MULTILINE)
+
+
+def test_the_sso_code_fetches_through_no_other_http_client():
+    # mozilla-django-oidc's own fetching methods (get_token, retrieve_matching_jwk, get_userinfo) are
+    # overridden in sso/oidc/verification.py; a direct import of a client here would be a second path.
+    root = Path(sso.__file__).parent
+    offenders = sorted(str(path.relative_to(root)) for path in root.rglob("*.py")
+                       if SECOND_CLIENTS.search(path.read_text()))
+    assert offenders == []
