@@ -7,7 +7,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 
 from authservice.models import Account
-from sso.models import Member, Organization, SsoProvider
+from sso.models import Member, Organization, SsoProvider, SsoProviderDomain
 from tests.conftest import ApiClient, error_of
 from tests.sso.bodies import saml_body, skip_discovery_body
 
@@ -175,6 +175,23 @@ def test_changed_domain_resets_verification(owner):
     assert body["domain"] == "acme.org" and body["domainVerified"] is False
 
 
+def test_the_routing_index_holds_the_normalised_domains_and_follows_an_update(owner):
+    def indexed():
+        return sorted(SsoProviderDomain.objects.values_list("domain", flat=True))
+
+    assert indexed() == ["acme.com"]
+    response = owner.api_post("/sso/update-provider",
+                              {"providerId": "acme", "domain": "https://EU.acme.com/login, Bücher.example"})
+    assert response.status_code == 200
+    assert indexed() == ["eu.acme.com", "xn--bcher-kva.example"]
+
+
+def test_an_update_to_an_invalid_domain_list_is_refused(owner):
+    response = owner.api_post("/sso/update-provider", {"providerId": "acme", "domain": "acme.com, a b.com"})
+    assert error_of(response)["code"] == "VALIDATION_ERROR"
+    assert SsoProvider.objects.get().domain == "acme.com"
+
+
 def test_saml_update_to_an_oidc_provider_is_a_type_mismatch(owner, pem_cert):
     response = owner.api_post("/sso/update-provider", {
         "providerId": "acme", "samlConfig": {"entryPoint": "https://idp.acme.com/x"}})
@@ -232,6 +249,11 @@ def test_delete_removes_the_provider_and_its_accounts_but_keeps_users(owner):
     assert not SsoProvider.objects.exists()
     assert not Account.objects.filter(provider_id="acme").exists()
     owner.user.refresh_from_db()
+
+
+def test_delete_removes_the_providers_routing_index(owner):
+    assert owner.api_post("/sso/delete-provider", {"providerId": "acme"}).status_code == 200
+    assert not SsoProviderDomain.objects.exists()
 
 
 def test_delete_by_a_stranger_is_403_and_deletes_nothing(owner, sign_in):
