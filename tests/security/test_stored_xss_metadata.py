@@ -13,8 +13,7 @@ from defusedxml import ElementTree
 from sso.models import SsoProvider
 from tests.conftest import ORIGIN, error_of
 from tests.sso.conftest import _sso_defaults, pem_cert, sign_in  # noqa: F401 - fixtures
-
-pytestmark = pytest.mark.django_db
+from tests.test_demo_browser import browser  # noqa: F401 - real Chromium (skipped where it is missing)
 
 MD_NS = "urn:oasis:names:tc:SAML:2.0:metadata"
 XHTML_NS = "http://www.w3.org/1999/xhtml"
@@ -127,3 +126,25 @@ def test_every_non_json_answer_is_nosniff_and_sandboxed(api, db):
         assert response["X-Content-Type-Options"] == NOSNIFF
         assert "default-src 'none'" in response["Content-Security-Policy"]
         assert "sandbox" in response["Content-Security-Policy"]
+
+
+@pytest.fixture
+def stored_payload_server(live_server, transactional_db, configure, make_user, pem_cert):
+    """The live server holding a row with the XHTML page (written before the browser's event loop runs)."""
+    configure(base_url=live_server.url)
+    _stored_provider(make_user, pem_cert, XHTML_PAYLOAD.replace("<script>", "<script>alert(document.domain);"))
+    return live_server.url
+
+
+def test_in_chromium_the_stored_payload_runs_no_script_on_the_auth_origin(stored_payload_server, browser):
+    # The finding's own check, in a real browser: the metadata URL is opened directly.
+    context = browser.new_context()
+    page = context.new_page()
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    response = page.goto(f"{stored_payload_server}/api/auth/sso/saml2/sp/metadata?providerId=stored-xss")
+    page.wait_for_timeout(300)
+    assert response.status == 200
+    assert dialogs == []
+    assert "alert(document.domain)" not in page.content()
+    context.close()

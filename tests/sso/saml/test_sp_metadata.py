@@ -63,7 +63,9 @@ def test_metadata_uses_the_configured_entity_id_and_name_id_format(saml_provider
         "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent")
 
 
-def test_given_sp_metadata_is_returned_verbatim(saml_provider, api):
+def test_given_sp_metadata_of_saml_elements_only_is_served_unchanged(saml_provider, api):
+    # Served re-serialised from its SAML elements (I3, tests/security/test_stored_xss_metadata.py);
+    # a document with nothing else round-trips byte for byte.
     given = ('<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="urn:given">'
              '<md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">'
              f'<md:AssertionConsumerService index="0" Binding="{POST}" Location="{ORIGIN}/custom/acs"/>'
