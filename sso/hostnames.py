@@ -27,9 +27,10 @@ MAX_ENTRY = 512
 def hostname(value, code=codes.INVALID_DOMAIN):
     """``value`` as a lower-case ASCII (IDNA 2008, UTS 46) hostname; APIError 400 ``code`` if it is none.
 
-    One trailing root dot is allowed and dropped. The length is checked before the IDNA mapping,
-    which is linear but not free; the mapping can only shorten by removing ignorable characters,
-    and a name that needs them to fit is refused anyway.
+    One trailing root dot is allowed and dropped. The length is checked on the raw text before the
+    IDNA mapping (linear, but not free), and again on its ASCII result, which Punycode can make
+    longer. A raw text over 253 characters that would only fit once ignorable characters are
+    mapped away is refused too: nobody needs that.
     """
     if not isinstance(value, str):
         raise APIError(400, code)
@@ -46,14 +47,6 @@ def hostname(value, code=codes.INVALID_DOMAIN):
                                                                for label in labels):
         raise APIError(400, code)
     return ascii_host
-
-
-def is_hostname(value):
-    try:
-        hostname(value)
-    except APIError:
-        return False
-    return True
 
 
 def email_domain(email):
@@ -92,10 +85,13 @@ def entry_hostname(entry):
 
 
 def domain_list(domain_list_value):
-    """Every hostname of a provider's domain list, in order, duplicates dropped; APIError 400 if any is invalid,
-    if there is none, or if there are more than MAX_DOMAINS (checked before any entry is parsed)."""
+    """Every hostname of a provider's domain list, in order, duplicates dropped.
+
+    APIError 400 if any is invalid, if there is none, or if there are more than MAX_DOMAINS; the
+    lengths and the count are checked before any entry is parsed.
+    """
     if not isinstance(domain_list_value, str) or len(domain_list_value) > MAX_DOMAINS * (MAX_ENTRY + 1):
-        raise APIError(400, codes.INVALID_DOMAIN, f"A provider may list at most {MAX_DOMAINS} domains")
+        raise APIError(400, codes.INVALID_DOMAIN)
     raw = entries(domain_list_value)
     if len(raw) > MAX_DOMAINS:
         raise APIError(400, codes.INVALID_DOMAIN, f"A provider may list at most {MAX_DOMAINS} domains")
