@@ -164,13 +164,17 @@ def _read_capped(response, limit, deadline):
     if encoding != "identity":
         raise UnsupportedEncoding(f"unsupported Content-Encoding {encoding}")
     body = bytearray()
-    for chunk in response.stream(8192, decode_content=False):
+    while True:
+        if time.monotonic() > deadline:
+            raise Unreachable("timed out", timed_out=True)
+        # read1, not stream(): stream(n) waits for n bytes, so a server dripping one byte per read
+        # timeout would hold the worker for n timeouts; read1 returns what has arrived.
+        chunk = response.read1(8192, decode_content=False)
+        if not chunk:
+            return bytes(body)
         body += chunk
         if len(body) > limit:
             raise TooLarge(f"body over {limit} bytes")
-        if time.monotonic() > deadline:
-            raise Unreachable("timed out", timed_out=True)
-    return bytes(body)
 
 
 def request(method, url, *, timeout, headers=None, data=None, max_bytes=DEFAULT_MAX_BYTES,
@@ -187,6 +191,8 @@ def request(method, url, *, timeout, headers=None, data=None, max_bytes=DEFAULT_
         headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
     deadline = time.monotonic() + 3 * timeout
     for _hop in range(max_redirects + 1):
+        if time.monotonic() > deadline:  # a chain of slow redirects shares the one deadline
+            raise Unreachable("timed out", timed_out=True)
         parts, trusted = _check_url(url, https_only)
         host, address, port = _resolve(parts, trusted)
         try:

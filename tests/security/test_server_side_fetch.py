@@ -11,6 +11,7 @@ the ``.test`` names below and passes every other lookup through).
 
 import re
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -183,6 +184,33 @@ def test_an_oidc_endpoint_redirect_is_not_followed(loopback, configure):
         assert target.hits == []
     finally:
         target.close()
+
+
+# --- bounded time --------------------------------------------------------------------------------
+def drip(wfile, count=40, pause=0.1):
+    """One byte per ``pause``: every read returns within the read timeout, the whole takes 4 s."""
+    for _ in range(count):
+        wfile.write(b" ")
+        time.sleep(pause)
+
+
+def test_a_metadata_body_dripped_slowly_is_abandoned_at_the_deadline(loopback, configure, configure_sso):  # noqa: F811
+    configure(trusted_origins=[loopback.url])
+    configure_sso(discovery_timeout=0.3)
+    loopback.set("/md", drip)
+    started = time.monotonic()
+    refused_with(lambda: metadata_fetch.fetch_metadata(f"{loopback.url}/md"), "SAML_METADATA_FETCH_FAILED")
+    assert time.monotonic() - started < 2
+
+
+def test_an_oidc_answer_dripped_slowly_is_abandoned_at_the_deadline(loopback, configure, configure_sso):  # noqa: F811
+    configure(trusted_origins=[loopback.url])
+    configure_sso(discovery_timeout=0.3)
+    loopback.set("/jwks", drip)
+    started = time.monotonic()
+    with pytest.raises(Exception):  # noqa: B017, PT011 - a timeout, whichever class reports it
+        discovery.request("GET", f"{loopback.url}/jwks", name="jwksEndpoint")
+    assert time.monotonic() - started < 2
 
 
 # --- one client ----------------------------------------------------------------------------------
