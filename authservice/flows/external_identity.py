@@ -23,7 +23,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from authservice import app_settings, cookies, links, signals
+from authservice import app_settings, cookies, db, links, signals
 from authservice.errors import OAuthCallbackError as E
 from authservice.flows import sessions
 from authservice.models import Account
@@ -169,8 +169,9 @@ def check_may_sign_in(authority, user):
 
 def _user_for(authority, identity):
     """``(user, account, is_new_user, linked)``; refusals raise before anything is written."""
-    account = Account.objects.select_related("user").filter(
-        provider_id=authority.provider_id, account_id=identity.account_id).first()
+    # The returning user's one query (the hot path of the OIDC callback and the SAML ACS).
+    account = db.get_row(Account, related="user", provider_id=authority.provider_id,
+                         account_id=identity.account_id)
     if account is not None:
         # check_may_sign_in() then judges the account's user, not the asserted e-mail: that user gets
         # the session (an IdP may assert another address for a linked subject).
