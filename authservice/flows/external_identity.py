@@ -112,8 +112,9 @@ class Authority:
         """I1: whether this authority may vouch for a user with ``email``."""
         if self.domains is None:
             return True
-        domain = (email or "").rpartition("@")[2].strip().lower().rstrip(".")
-        return bool(domain) and any(domain == d or domain.endswith("." + d) for d in self.domains)
+        _, at, domain = (email or "").rpartition("@")
+        domain = domain.strip().lower().rstrip(".")
+        return bool(at and domain) and any(domain == d or domain.endswith("." + d) for d in self.domains)
 
 
 @dataclass
@@ -168,7 +169,8 @@ def check_may_sign_in(authority, user):
 
 
 def _user_for(authority, identity):
-    """``(user, account, is_new_user, linked)``; refusals raise before anything is written."""
+    """``(user, account, is_new_user, linked)``; runs inside sign_in's transaction, so a refusal here
+    or in check_may_sign_in() rolls back whatever was written (refreshed tokens, a link, a user)."""
     # The returning user's one query (the hot path of the OIDC callback and the SAML ACS).
     account = db.get_row(Account, related="user", provider_id=authority.provider_id,
                          account_id=identity.account_id)
