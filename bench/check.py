@@ -30,11 +30,12 @@ def call(method, url, body=None, cookie=None):
 
 
 def check_saml(base, check_file):
-    body = open(check_file).readline().strip()
+    body, _, relay_cookie = open(check_file).readline().strip().partition("\t")  # saml_pool.py's line
     target = urlsplit(base)
     connection = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
     connection.request("POST", "/api/auth/sso/saml2/callback/bench-saml", body,
-                       {"Content-Type": "application/x-www-form-urlencoded", "Origin": "https://idp.bench.test"})
+                       {"Content-Type": "application/x-www-form-urlencoded", "Origin": "https://idp.bench.test",
+                        "Cookie": relay_cookie})
     response = connection.getresponse()
     response.read()
     location = response.getheader("Location") or ""

@@ -25,13 +25,15 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 ACS = "/api/auth/sso/saml2/callback/bench-saml"
 
 
-def environ_for(body, base):
+def environ_for(line, base):
+    body, _, relay_cookie = line.partition("\t")  # saml_pool.py: the form body and the relay_state cookie
     target = urlsplit(base)
     data = body.encode()
     return {
         "REQUEST_METHOD": "POST", "PATH_INFO": ACS, "QUERY_STRING": "", "SERVER_NAME": target.hostname,
         "SERVER_PORT": str(target.port or 80), "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1",
         "HTTP_HOST": target.netloc, "HTTP_ORIGIN": "https://idp.bench.test", "HTTP_USER_AGENT": "profile",
+        "HTTP_COOKIE": relay_cookie,
         "CONTENT_TYPE": "application/x-www-form-urlencoded", "CONTENT_LENGTH": str(len(data)),
         "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(data), "wsgi.errors": sys.stderr,
         "wsgi.version": (1, 0), "wsgi.multithread": False, "wsgi.multiprocess": True, "wsgi.run_once": False,

@@ -30,7 +30,12 @@ function init(args)
     if line ~= "" then
       i = i + 1
       if (i - 1) % count + 1 == tid then
-        requests[#requests + 1] = wrk.format("POST", path, headers, line)
+        -- "<form body>\t<relay_state cookie>": the browser that started the sign-in posts it (I9).
+        local body, cookie = line:match("^([^\t]*)\t?(.*)$")
+        local own = {}
+        for name, value in pairs(headers) do own[name] = value end
+        if cookie ~= "" then own["Cookie"] = cookie end
+        requests[#requests + 1] = wrk.format("POST", path, own, body)
       end
     end
   end

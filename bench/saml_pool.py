@@ -8,7 +8,8 @@ that AuthnRequest (InResponseTo, Destination = the ACS URL it names, the seeded 
 NameID), its Assertion signed with the IdP key by ``xmlsec1`` as the SAML tests sign
 (tests/sso/saml/idp_signer.py). Every assertion has its own ID: replay protection is always on.
 
-Writes one form-encoded ACS body (``SAMLResponse=...&RelayState=...``) per line: the first sign-in
+Writes one form-encoded ACS body (``SAMLResponse=...&RelayState=...``), a tab and the browser's
+``relay_state`` cookie (``name=value``, sent as the Cookie header) per line: the first sign-in
 to CHECK (check.py posts it), the N others to POOL (bench/saml_acs.lua). AuthnRequests expire after
 ``request_ttl`` (5 minutes), so the pool is made right before its run.
 """
@@ -40,19 +41,22 @@ VALIDITY = datetime.timedelta(minutes=20)
 
 
 def start_sign_in(base):
-    """POST /sign-in/sso; returns (AuthnRequest ID, ACS URL, RelayState)."""
+    """POST /sign-in/sso; returns (AuthnRequest ID, ACS URL, RelayState, the relay_state cookie as
+    ``name=value``: the ACS refuses a RelayState without the cookie of the browser that started it)."""
     body = json.dumps({"providerId": SAML_PROVIDER, "callbackURL": "/dashboard"}).encode()
     request = urllib.request.Request(base + "/api/auth/sign-in/sso", data=body, method="POST",
                                      headers={"Content-Type": "application/json", "Origin": base})
     with urllib.request.urlopen(request, timeout=30) as response:
         url = json.loads(response.read())["url"]
+        cookie = next(value.split(";", 1)[0] for value in response.headers.get_all("Set-Cookie") or []
+                      if "relay_state=" in value.split(";", 1)[0])
     query = parse_qs(urlsplit(url).query)
     root = ElementTree.fromstring(idp_signer.authn_request(query["SAMLRequest"][0]))
-    return root.get("ID"), root.get("AssertionConsumerServiceURL"), query["RelayState"][0]
+    return root.get("ID"), root.get("AssertionConsumerServiceURL"), query["RelayState"][0], cookie
 
 
 def one(base, email, keypair, tmp):
-    request_id, acs_url, relay_state = start_sign_in(base)
+    request_id, acs_url, relay_state, cookie = start_sign_in(base)
     issued = idp_signer.now()
     claims = idp_signer.Claims(
         issuer=SAML_IDP_ENTITY_ID, destination=acs_url, audience=SAML_SP_ENTITY_ID, in_response_to=request_id,
@@ -60,7 +64,7 @@ def one(base, email, keypair, tmp):
         issue_instant=issued, not_on_or_after=issued + VALIDITY,
     )
     signed = idp_signer.sign(idp_signer.response_xml(claims), keypair, claims.assertion_id, tmp)
-    return urlencode({"SAMLResponse": idp_signer.encode(signed), "RelayState": relay_state})
+    return urlencode({"SAMLResponse": idp_signer.encode(signed), "RelayState": relay_state}) + "\t" + cookie
 
 
 def main():
