@@ -44,7 +44,11 @@ DEFAULTS = {
         "min_password_length": 8,
         "max_password_length": 128,
         "reset_password_enabled": True,
+        # Seconds a mailed reset link lives, counted from the request (not from when the queue sent it).
         "reset_password_token_expires_in": 3600,
+        # better-auth's revokeSessionsOnPasswordReset: a successful reset also deletes every session
+        # of the user (signed out everywhere). A reset, like a password change, always deletes the
+        # user's other outstanding reset links.
         "revoke_sessions_on_password_reset": False,
     },
     "email_verification": {

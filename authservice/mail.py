@@ -3,6 +3,10 @@
 For a mail ``kind`` the templates are ``authservice/email/<kind>_subject.txt``,
 ``authservice/email/<kind>.txt`` and, if present, ``authservice/email/<kind>.html``. Override them
 in any template directory. Text parts render with autoescaping off, so links arrive intact.
+
+Verification, change-of-address and reset mails are never sent inside the request: the flows enqueue a
+task (authservice.tasks), which decides whether anyone gets mail and calls the adapter, which calls
+this module (I7).
 """
 
 from django.conf import settings
