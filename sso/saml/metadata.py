@@ -58,6 +58,11 @@ ALLOWED_NAMESPACES = frozenset({
     "urn:oasis:names:tc:SAML:profiles:SSO:idp-discovery-protocol",
     "urn:oasis:names:tc:SAML:profiles:SSO:request-init",
     "urn:mace:shibboleth:metadata:1.0",
+    # ADFS and Entra ID publish a WS-Federation RoleDescriptor in their SAML metadata; inert XML.
+    "http://docs.oasis-open.org/wsfed/federation/200706",
+    "http://docs.oasis-open.org/wsfed/authorization/200706",
+    "http://www.w3.org/2005/08/addressing",
+    "http://schemas.xmlsoap.org/ws/2004/09/mex",
 })
 # Namespaced attributes any SAML document may carry (xml:lang on names, xsi:type on RoleDescriptor).
 ALLOWED_ATTRIBUTE_NAMESPACES = ALLOWED_NAMESPACES | {XML_NS, XSI}

@@ -118,3 +118,27 @@ def test_a_response_signed_by_a_certificate_not_configured_is_refused(saml_provi
     response = post_acs(browser, "acme-rot", form.saml_response, form.relay_state)
     assert "error=saml_error" in response["Location"]
     assert session_user(browser) is None
+
+
+WS_FED_IDP_METADATA = (  # the shape ADFS and Entra ID publish: a WS-Federation RoleDescriptor, mdui names
+    '<EntityDescriptor entityID="https://sts.example.com/tenant/" xmlns="urn:oasis:names:tc:SAML:2.0:metadata">'
+    '<RoleDescriptor xsi:type="fed:SecurityTokenServiceType" '
+    'protocolSupportEnumeration="http://docs.oasis-open.org/wsfed/federation/200706" '
+    'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:fed="http://docs.oasis-open.org/wsfed/federation/200706">'
+    '<fed:ClaimTypesOffered><auth:ClaimType Uri="http://schemas.xmlsoap.org/claims/name" '
+    'xmlns:auth="http://docs.oasis-open.org/wsfed/authorization/200706"><auth:DisplayName>Name</auth:DisplayName>'
+    "</auth:ClaimType></fed:ClaimTypesOffered><fed:SecurityTokenServiceEndpoint>"
+    '<wsa:EndpointReference xmlns:wsa="http://www.w3.org/2005/08/addressing">'
+    "<wsa:Address>https://sts.example.com/tenant/wsfed</wsa:Address></wsa:EndpointReference>"
+    "</fed:SecurityTokenServiceEndpoint></RoleDescriptor>"
+    '<IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"><Extensions>'
+    '<mdui:UIInfo xmlns:mdui="urn:oasis:names:tc:SAML:metadata:ui"><mdui:DisplayName xml:lang="en">STS'
+    "</mdui:DisplayName></mdui:UIInfo></Extensions>"
+    '<SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" '
+    'Location="https://sts.example.com/tenant/saml2"/></IDPSSODescriptor></EntityDescriptor>')
+
+
+def test_idp_metadata_with_ws_federation_and_mdui_content_is_accepted(saml_owner, cert):
+    # Foreign namespaces are refused (I3), but these are the SAML family's own and inert XML.
+    response = _register(saml_owner, cert, idpMetadata={"metadata": WS_FED_IDP_METADATA})
+    assert response.status_code == 200, response.content
