@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
+from authservice.errors import APIError
 from authservice.models import Session
 from authservice.tokens import generate_id
 from sso import app_settings, hostnames
@@ -29,11 +30,6 @@ def strip_secrets(value):
     if isinstance(value, list):
         return [strip_secrets(item) for item in value]
     return value
-
-
-def split_domains(domain):
-    """``"a.com, B.com"`` -> ``["a.com", "b.com"]`` (the column may hold a comma list)."""
-    return [part.strip().lower() for part in (domain or "").split(",") if part.strip()]
 
 
 class SsoProvider(models.Model):
@@ -97,11 +93,16 @@ class SsoProvider(models.Model):
         return self.SAML if self.saml_config else self.OIDC
 
     def domains(self):
-        return split_domains(self.domain)
+        """The provider's hostnames as routing matches them: lower-case ASCII (IDNA), a URL-form entry
+        reduced to its host, invalid entries left out (sso.hostnames.indexable)."""
+        return hostnames.indexable(self.domain)
 
     def matches_email_domain(self, email_domain):
         """True when ``email_domain`` is one of the provider's domains or a subdomain of one."""
-        email_domain = (email_domain or "").strip().lower().rstrip(".")
+        try:
+            email_domain = hostnames.hostname(email_domain or "")
+        except APIError:
+            return False
         return any(email_domain == d or email_domain.endswith("." + d) for d in self.domains())
 
     def fingerprint(self):
