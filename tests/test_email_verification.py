@@ -10,6 +10,7 @@ from django.core import mail
 
 from authservice import auth, signals
 from authservice.errors import APIError
+from authservice.flows import verification
 from authservice.flows.verification import make_token
 from authservice.models import Session
 from tests.conftest import BASE, ORIGIN, error_of
@@ -173,6 +174,36 @@ def test_send_while_verification_mail_is_off_is_not_enabled(api, user, configure
     body = error_of(response)
     assert body["code"] == "VERIFICATION_EMAIL_NOT_ENABLED"
     assert body["message"] == "Verification email isn't enabled"
+
+
+# --- the queued mail, when the worker runs it ------------------------------------------------------
+def deliver(**overrides):
+    task = {"kind": "verify-email", "email": "ada@example.com", "base": ORIGIN + BASE,
+            "callback_url": None, "user_id": None, "update_to": None, "request_type": None}
+    verification.deliver(**{**task, **overrides})
+
+
+def test_the_worker_mails_an_unverified_account_found_by_address(user):
+    deliver()
+    assert [m.to for m in mail.outbox] == [[user.email]]
+
+
+def test_the_worker_mails_nobody_when_the_account_changed_its_address_meanwhile(user):
+    deliver(email="old-address@example.com", user_id=user.pk)
+    assert mail.outbox == []
+
+
+def test_the_worker_mails_nobody_for_a_deactivated_account(make_user):
+    make_user(is_active=False)
+    deliver()
+    assert mail.outbox == []
+
+
+def test_the_worker_mails_no_change_link_for_a_taken_new_address(user, make_user):
+    make_user(email="grace@example.com")
+    deliver(kind="change-email-verification", user_id=user.pk, update_to="grace@example.com",
+            request_type="change-email-verification")
+    assert mail.outbox == []
 
 
 # --- GET /verify-email: plain tokens --------------------------------------------------------------

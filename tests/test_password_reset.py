@@ -2,6 +2,7 @@
 
 import re
 import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -12,6 +13,7 @@ from django.utils import timezone
 
 from authservice import auth, signals, tokens
 from authservice.errors import APIError
+from authservice.flows import password_reset
 from authservice.models import Account, Session, Verification
 from tests.conftest import BASE, ORIGIN, PASSWORD, error_of
 
@@ -153,6 +155,21 @@ def test_request_in_process_returns_the_body(user):
     assert len(mail.outbox) == 1
 
 
+def test_the_token_lives_from_the_request_not_from_the_send(user):
+    requested_at = time.time() - 600
+    password_reset.deliver(email=user.email, base=ORIGIN + BASE, callback_url=None,
+                           requested_at=requested_at)
+    row = Verification.objects.get(identifier__startswith="reset-password:")
+    assert abs(row.expires_at.timestamp() - (requested_at + 3600)) < 1
+
+
+def test_a_request_that_waited_in_the_queue_past_the_lifetime_mails_nothing(user):
+    password_reset.deliver(email=user.email, base=ORIGIN + BASE, callback_url=None,
+                           requested_at=time.time() - 3601)
+    assert mail.outbox == []
+    assert not Verification.objects.exists()
+
+
 # --- GET /reset-password/:token --------------------------------------------------------------------
 def test_reset_link_redirects_to_the_callback_with_the_token(api, user):
     token = issue_token(user)
@@ -277,6 +294,28 @@ def test_reset_revokes_sessions_when_configured(signed_in, configure):
     configure(email_and_password={"revoke_sessions_on_password_reset": True})
     signed_in.api_post("/reset-password", {"token": issue_token(signed_in.user), "newPassword": NEW_PASSWORD})
     assert not Session.objects.filter(user=signed_in.user).exists()
+
+
+def test_reset_with_revocation_on_ends_every_session_of_the_user(signed_in, configure):
+    configure(email_and_password={"revoke_sessions_on_password_reset": True})
+    response = signed_in.api_post("/reset-password",
+                                  {"token": issue_token(signed_in.user), "newPassword": NEW_PASSWORD})
+    assert response.status_code == 200
+    assert signed_in.api_get("/get-session").json() is None
+
+
+def test_reset_keeps_the_reset_tokens_of_other_users(api, user, make_user):
+    other = make_user(email="grace@example.com")
+    others = issue_token(other)
+    api.api_post("/reset-password", {"token": issue_token(user), "newPassword": NEW_PASSWORD})
+    assert Verification.objects.filter(identifier=f"reset-password:{others}").exists()
+
+
+def test_reset_keeps_other_kinds_of_verification_rows_of_the_user(api, user):
+    Verification.objects.create(identifier="delete-account:abc", value=user.pk,
+                                expires_at=timezone.now() + timedelta(hours=1))
+    api.api_post("/reset-password", {"token": issue_token(user), "newPassword": NEW_PASSWORD})
+    assert Verification.objects.filter(identifier="delete-account:abc").exists()
 
 
 def test_reset_creates_the_credential_account_when_missing(api, make_user):
