@@ -88,28 +88,37 @@ def foreign_content(text, root):
     return None
 
 
-def _serialise(element, out, declarations=()):
+def _start_tag(element, declarations=()):
     namespace, _, local = element.tag[1:].partition("}")
-    name = f"{SERVED_PREFIXES[namespace]}:{local}"
-    out.append(f"<{name}")
-    for uri, prefix in declarations:  # all on the root element
-        out.append(f" xmlns:{prefix}={quoteattr(uri)}")
+    parts = [f"<{SERVED_PREFIXES[namespace]}:{local}"]
+    parts += [f" xmlns:{prefix}={quoteattr(uri)}" for uri, prefix in declarations]  # the root only
     for key, value in element.attrib.items():
         key_namespace = _namespace(key)
         if key_namespace == XML_NS:
-            out.append(f" xml:{key.split('}', 1)[1]}={quoteattr(value)}")
+            parts.append(f" xml:{key.split('}', 1)[1]}={quoteattr(value)}")
         elif not key_namespace:
-            out.append(f" {key}={quoteattr(value)}")
-    children = [child for child in element if _namespace(child.tag) in SERVED_PREFIXES]
-    text = element.text or ""
-    if not children and not text:
-        out.append("/>")
-    else:
-        out.append(">" + escape(text))
-        for child in children:
-            _serialise(child, out)
-            out.append(escape(child.tail or ""))
-        out.append(f"</{name}>")
+            parts.append(f" {key}={quoteattr(value)}")
+    return "".join(parts), f"</{SERVED_PREFIXES[namespace]}:{local}>"
+
+
+def _serialise(root, declarations):
+    """Kept elements, attributes and escaped text; iterative, so no nesting depth can overflow."""
+    out = []
+    stack = [(root, declarations, None)]
+    while stack:
+        element, declare, closing = stack.pop()
+        if closing is not None:  # the end of ``element``, then its tail inside the parent
+            out.append(closing + escape(element.tail or "") if element is not root else closing)
+            continue
+        opening, end_tag = _start_tag(element, declare)
+        children = [child for child in element if _namespace(child.tag) in SERVED_PREFIXES]
+        if not children and not element.text:
+            out.append(opening + "/>" + ("" if element is root else escape(element.tail or "")))
+            continue
+        out.append(opening + ">" + escape(element.text or ""))
+        stack.append((element, (), end_tag))
+        stack.extend((child, (), None) for child in reversed(children))
+    return "".join(out)
 
 
 def reserialise(text):
@@ -124,9 +133,7 @@ def reserialise(text):
         return None
     used = {_namespace(element.tag) for element in root.iter() if isinstance(element.tag, str)}
     declared = [(uri, prefix) for uri, prefix in SERVED_PREFIXES.items() if uri in used]
-    out = []
-    _serialise(root, out, declared)
-    return "".join(out)
+    return _serialise(root, declared)
 
 
 def sp_metadata(ctx, settings):

@@ -102,3 +102,15 @@ def test_get_provider_points_at_the_metadata_url(saml_provider, saml_owner):
     saml_provider("acme-saml")
     data = saml_owner.api_get("/sso/get-provider", {"providerId": "acme-saml"}).json()
     assert data["spMetadataUrl"] == f"{ORIGIN}{BASE}/sso/saml2/sp/metadata?providerId=acme-saml"
+
+
+def test_deeply_nested_given_metadata_is_served_without_recursion_limits(saml_provider, api):
+    # The re-serialiser walks the tree iteratively: nesting depth cannot turn into a 500.
+    depth = 3000
+    given = (f'<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="urn:deep">'
+             '<md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">'
+             + "<md:Extensions>" * depth + "<md:Extensions/>" + "</md:Extensions>" * depth
+             + f'<md:AssertionConsumerService index="0" Binding="{POST}" Location="{ORIGIN}/custom/acs"/>'
+             "</md:SPSSODescriptor></md:EntityDescriptor>")
+    saml_provider("acme-deep", spMetadata={"metadata": given})
+    assert _metadata(api, "acme-deep") == given
