@@ -18,16 +18,22 @@ holes this module closes, so nothing else in the service fetches a user-given UR
   bodies are refused (a small gzip body can inflate past any cap).
 """
 
+import contextlib
+import http.client
 import ipaddress
 import json
 import socket
+import threading
 import time
 from urllib.parse import urlencode, urljoin, urlsplit
 
 import certifi
 import urllib3
+import urllib3.connection
+from urllib3.util.ssl_match_hostname import CertificateError
 
 from authservice import origins
+from authservice.errors import APIError
 
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 DEFAULT_MAX_BYTES = 1024 * 1024
@@ -119,7 +125,10 @@ def _check_url(url, https_only):
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
         raise InvalidURL("not an http(s) URL")
-    trusted = origins.is_trusted_origin(url)
+    try:
+        trusted = origins.is_trusted_origin(url)
+    except APIError:  # origins.MalformedURL: not a URL we can fetch either
+        raise InvalidURL("malformed URL") from None
     if https_only and scheme != "https" and not trusted:
         raise InvalidURL("plain http outside the trusted origins")
     return parts, trusted
@@ -141,19 +150,42 @@ def _resolve(parts, trusted):
     return host, addresses[0], port
 
 
-def _open(method, parts, host, address, port, headers, body, timeout):
-    """One request to the pinned ``address``; TLS is verified against ``host``."""
-    options = {"timeout": urllib3.Timeout(connect=timeout, read=timeout), "retries": False, "maxsize": 1}
+def _connection(parts, host, address, port, timeout):
+    """A connection to the pinned ``address``; TLS sends SNI for ``host`` and verifies the certificate
+    against ``host``, never against the address."""
     if parts.scheme.lower() == "https":
-        pool = urllib3.HTTPSConnectionPool(address, port, cert_reqs="CERT_REQUIRED", ca_certs=certifi.where(),
-                                           server_hostname=host, assert_hostname=host, **options)
-    else:
-        pool = urllib3.HTTPConnectionPool(address, port, **options)
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    headers = {"User-Agent": USER_AGENT, **headers, "Host": parts.netloc.rsplit("@", 1)[-1],
-               "Accept-Encoding": "identity"}
-    return pool.urlopen(method, target, body=body, headers=headers, redirect=False, preload_content=False,
-                        assert_same_host=False, decode_content=False)
+        return urllib3.connection.HTTPSConnection(address, port, timeout=timeout, cert_reqs="CERT_REQUIRED",
+                                                  ca_certs=certifi.where(), server_hostname=host,
+                                                  assert_hostname=host)
+    return urllib3.connection.HTTPConnection(address, port, timeout=timeout)
+
+
+class _Watchdog:
+    """Cuts the connection at the overall deadline.
+
+    The socket timeout bounds each read, not the whole: a server dripping its status line or headers
+    one byte per read would otherwise hold the worker for as many timeouts as it sends bytes (I6).
+    Shutting the socket down from this thread wakes the blocked read, which then fails.
+    """
+
+    def __init__(self, connection, seconds):
+        self.connection = connection
+        self.fired = False
+        self.timer = threading.Timer(max(seconds, 0), self._cut)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _cut(self):
+        self.fired = True
+        sock = self.connection.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                # The plain socket's shutdown: SSLSocket.shutdown would also drop its TLS state under
+                # the reading thread.
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+    def cancel(self):
+        self.timer.cancel()
 
 
 def _read_capped(response, limit, deadline):
@@ -195,20 +227,27 @@ def request(method, url, *, timeout, headers=None, data=None, max_bytes=DEFAULT_
             raise Unreachable("timed out", timed_out=True)
         parts, trusted = _check_url(url, https_only)
         host, address, port = _resolve(parts, trusted)
+        connection = _connection(parts, host, address, port, timeout)
+        watchdog = _Watchdog(connection, deadline - time.monotonic())
         try:
-            response = _open(method, parts, host, address, port, headers, body, timeout)
-            try:
-                location = response.headers.get("Location")
-                if max_redirects and method == "GET" and response.status in REDIRECT_STATUSES and location:
-                    url = urljoin(url, location)
-                    continue
-                content = _read_capped(response, max_bytes, deadline)
-                return Response(response.status, response.reason, response.headers, content, url)
-            finally:
-                response.release_conn()
-        except urllib3.exceptions.HTTPError as exc:
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            connection.request(method, target, body=body, headers={
+                "User-Agent": USER_AGENT, **headers, "Host": parts.netloc.rsplit("@", 1)[-1],
+                "Accept-Encoding": "identity"}, preload_content=False, decode_content=False)
+            response = connection.getresponse()
+            location = response.headers.get("Location")
+            if max_redirects and method == "GET" and response.status in REDIRECT_STATUSES and location:
+                url = urljoin(url, location)
+                continue
+            content = _read_capped(response, max_bytes, deadline)
+            return Response(response.status, response.reason, response.headers, content, url)
+        except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, CertificateError) as exc:
             # urllib3 2 makes a refused connection (NewConnectionError) a ConnectTimeoutError too.
-            timed_out = (isinstance(exc, urllib3.exceptions.TimeoutError)
-                         and not isinstance(exc, urllib3.exceptions.NewConnectionError))
+            timed_out = watchdog.fired or (
+                isinstance(exc, (urllib3.exceptions.TimeoutError, TimeoutError))
+                and not isinstance(exc, urllib3.exceptions.NewConnectionError))
             raise Unreachable("timed out" if timed_out else exc.__class__.__name__, timed_out=timed_out) from None
+        finally:
+            watchdog.cancel()
+            connection.close()
     raise TooManyRedirects("too many redirects")

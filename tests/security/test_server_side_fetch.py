@@ -9,8 +9,10 @@ Real loopback servers answer; only DNS is faked (:class:`RebindingDns` replaces 
 the ``.test`` names below and passes every other lookup through).
 """
 
+import contextlib
 import re
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -210,6 +212,56 @@ def test_an_oidc_answer_dripped_slowly_is_abandoned_at_the_deadline(loopback, co
     started = time.monotonic()
     with pytest.raises(Exception):  # noqa: B017, PT011 - a timeout, whichever class reports it
         discovery.request("GET", f"{loopback.url}/jwks", name="jwksEndpoint")
+    assert time.monotonic() - started < 2
+
+
+class HeaderDripServer:
+    """A raw TCP server that answers a status line, then drips a header one byte per 0.1 s for 4 s."""
+
+    def __init__(self):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                threading.Thread(target=self._answer, args=(client,), daemon=True).start()
+
+    @staticmethod
+    def _answer(client):
+        with client, contextlib.suppress(OSError):
+            client.recv(65536)
+            client.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            for _ in range(40):
+                client.sendall(b"x")
+                time.sleep(0.1)
+
+    def close(self):
+        self.listener.close()
+
+
+@pytest.fixture
+def header_drip(configure, configure_sso):  # noqa: F811
+    server = HeaderDripServer()
+    configure(trusted_origins=[server.url])
+    configure_sso(discovery_timeout=0.3)
+    yield server
+    server.close()
+
+
+def test_metadata_headers_dripped_slowly_are_abandoned_at_the_deadline(header_drip):
+    started = time.monotonic()
+    refused_with(lambda: metadata_fetch.fetch_metadata(f"{header_drip.url}/md"), "SAML_METADATA_FETCH_FAILED")
+    assert time.monotonic() - started < 2
+
+
+def test_oidc_headers_dripped_slowly_are_abandoned_at_the_deadline(header_drip):
+    started = time.monotonic()
+    with pytest.raises(Exception):  # noqa: B017, PT011 - a timeout, whichever class reports it
+        discovery.request("GET", f"{header_drip.url}/token", name="tokenEndpoint")
     assert time.monotonic() - started < 2
 
 
