@@ -92,11 +92,13 @@ def _as_bytes(text):
     return text.encode("utf-8") if isinstance(text, str) else bytes(text)
 
 
+@functools.lru_cache(maxsize=64)
 def certificate_body(pem):
     """The base64 body of a PEM certificate, however it is wrapped (pysaml2 re-wraps it)."""
     return "".join(line.strip() for line in str(pem).splitlines() if "-----" not in line)
 
 
+@functools.lru_cache(maxsize=64)
 def certificate_pem(body):
     lines = textwrap.wrap(certificate_body(body), 64)
     return "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines) + "\n-----END CERTIFICATE-----\n"
