@@ -282,6 +282,17 @@ def report(args, times, delivered, expected, load):
     return verdict
 
 
+def misdirected(received, endpoints, pairs):
+    """How many mails went where no account wanted them: to a probed unknown address of the reset
+    and verification probes, or to the taken address by sign-up and change-email (which probe it
+    too, so the registered address must get exactly one mail per pair of the other three)."""
+    addresses = received.read_text().splitlines()
+    fresh = [a for a in addresses if a != KNOWN]
+    wanted_fresh = ("nobody-sign-up-", "nobody-change-email-")
+    to_known = sum(e not in ("sign-up", "change-email") for e in endpoints) * pairs
+    return sum(not a.startswith(wanted_fresh) for a in fresh) + abs(len(addresses) - len(fresh) - to_known)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=50)
@@ -320,6 +331,10 @@ def main():
         delivered = (wait_for_mail(received, expected, 120)
                      if args.tasks == "immediate" or not args.no_worker else received_count(received))
         ok = report(args, times, delivered, expected, load)
+        if args.tasks == "immediate" or not args.no_worker:
+            wrong = misdirected(received, args.endpoints, args.samples + args.warmup)
+            print(f"mails to an address that should get none: {wrong}")
+            ok &= not wrong
     finally:
         stop(worker)
         stop(server)
