@@ -69,6 +69,15 @@ def test_request_for_an_unknown_address_answers_the_same_without_mail(api, db, p
     assert not Verification.objects.exists()
 
 
+def test_a_request_that_an_account_change_overtook_in_the_queue_mails_nothing(user):
+    requested_at = time.time() - 60
+    backdate(user, 30)
+    password_reset.deliver(email=user.email, base=ORIGIN + BASE, callback_url=None,
+                           requested_at=requested_at)
+    assert mail.outbox == []
+    assert not Verification.objects.exists()
+
+
 def test_request_stores_the_token_as_a_verification_row(api, user):
     before = timezone.now()
     api.api_post("/request-password-reset", {"email": user.email})
@@ -155,7 +164,14 @@ def test_request_in_process_returns_the_body(user):
     assert len(mail.outbox) == 1
 
 
+def backdate(user, seconds):
+    """As if the account had last changed ``seconds`` ago (update() leaves auto_now alone)."""
+    get_user_model().objects.filter(pk=user.pk).update(
+        updated_at=timezone.now() - timedelta(seconds=seconds))
+
+
 def test_the_token_lives_from_the_request_not_from_the_send(user):
+    backdate(user, 7200)
     requested_at = time.time() - 600
     password_reset.deliver(email=user.email, base=ORIGIN + BASE, callback_url=None,
                            requested_at=requested_at)
@@ -164,6 +180,7 @@ def test_the_token_lives_from_the_request_not_from_the_send(user):
 
 
 def test_a_request_that_waited_in_the_queue_past_the_lifetime_mails_nothing(user):
+    backdate(user, 7200)
     password_reset.deliver(email=user.email, base=ORIGIN + BASE, callback_url=None,
                            requested_at=time.time() - 3601)
     assert mail.outbox == []

@@ -61,10 +61,15 @@ def deliver(*, email, base, callback_url, requested_at):
     """The task's half: store a token and mail its link, for an active user only.
 
     The token lives ``reset_password_token_expires_in`` from the request, not from the run, so a
-    queue that waited does not lengthen it; a request that expired in the queue mails nothing.
+    queue that waited does not lengthen it; a request that expired in the queue, or that an account
+    change overtook, mails nothing.
     """
     user = get_user_model().objects.filter(email=email, is_active=True).first()
     if user is None:
+        return
+    if user.updated_at.timestamp() > requested_at:
+        # The account changed after the request, a new password perhaps: a link made now would
+        # outlive the change that ends every reset link. Asking again mails a fresh one.
         return
     expires_at = requested_at + app_settings.email_and_password.reset_password_token_expires_in
     if expires_at <= time.time():

@@ -11,6 +11,9 @@ import re
 
 import pytest
 from django.core import mail
+from django.core.management import call_command
+
+from authservice.models import Verification
 
 from tests.conftest import PASSWORD, ApiClient
 
@@ -63,3 +66,13 @@ def test_a_password_change_kills_outstanding_reset_tokens(signed_in):
     assert response.status_code == 400
     assert response.json()["code"] == "INVALID_TOKEN"
     assert signs_in(signed_in.user.email, VICTIMS_NEW)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reset_queued_before_a_password_change_mails_no_link_after_it(signed_in, settings):
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    ApiClient().api_post("/forget-password", {"email": signed_in.user.email})
+    signed_in.api_post("/change-password", {"currentPassword": PASSWORD, "newPassword": VICTIMS_NEW})
+    call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload", verbosity=0)
+    assert not Verification.objects.filter(identifier__startswith="reset-password:").exists()
+    assert mail.outbox == []
