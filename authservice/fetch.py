@@ -37,6 +37,7 @@ from authservice.errors import APIError
 
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 DEFAULT_MAX_BYTES = 1024 * 1024
+MAX_ADDRESSES = 3  # DNS answers tried in turn when a connection fails
 USER_AGENT = "authservice"
 # The deprecated IPv4-compatible form (RFC 4291 §2.5.5.1) and NAT64 prefixes (RFC 6052, RFC 8215):
 # nothing legitimate publishes them as an IdP address, and what they reach depends on the network.
@@ -135,7 +136,7 @@ def _check_url(url, https_only):
 
 
 def _resolve(parts, trusted):
-    """``(host, address, port)``: the one lookup of this hop, every answer checked, the first used."""
+    """``(host, addresses, port)``: the one lookup of this hop, every answer checked."""
     host = parts.hostname.strip("[]").rstrip(".")
     port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
     try:
@@ -147,7 +148,7 @@ def _resolve(parts, trusted):
         raise Unreachable(f"cannot resolve {host}")
     if not trusted and not all(is_public_address(address) for address in addresses):
         raise PrivateAddress(f"{host} is not a public address")
-    return host, addresses[0], port
+    return host, addresses, port
 
 
 def _connection(parts, host, address, port, timeout):
@@ -158,6 +159,27 @@ def _connection(parts, host, address, port, timeout):
                                                   ca_certs=certifi.where(), server_hostname=host,
                                                   assert_hostname=host)
     return urllib3.connection.HTTPConnection(address, port, timeout=timeout)
+
+
+def _connect(parts, host, addresses, port, timeout, deadline):
+    """An open connection to one of the checked ``addresses``, tried in DNS order.
+
+    A dual-stack name whose first (often IPv6) address is unreachable still works, as it did through
+    ``requests``; every candidate was checked by :func:`_resolve`, none is looked up again. At most
+    ``MAX_ADDRESSES`` are tried, within the deadline, so a long list of dead addresses costs little.
+    """
+    failure = None
+    for address in addresses[:MAX_ADDRESSES]:
+        if failure is not None and time.monotonic() > deadline:
+            break
+        connection = _connection(parts, host, address, port, timeout)
+        try:
+            connection.connect()
+            return connection
+        except (urllib3.exceptions.HTTPError, OSError, CertificateError) as exc:
+            connection.close()
+            failure = exc
+    raise failure
 
 
 class _Watchdog:
@@ -226,10 +248,11 @@ def request(method, url, *, timeout, headers=None, data=None, max_bytes=DEFAULT_
         if time.monotonic() > deadline:  # a chain of slow redirects shares the one deadline
             raise Unreachable("timed out", timed_out=True)
         parts, trusted = _check_url(url, https_only)
-        host, address, port = _resolve(parts, trusted)
-        connection = _connection(parts, host, address, port, timeout)
-        watchdog = _Watchdog(connection, deadline - time.monotonic())
+        host, addresses, port = _resolve(parts, trusted)
+        connection = watchdog = None
         try:
+            connection = _connect(parts, host, addresses, port, timeout, deadline)
+            watchdog = _Watchdog(connection, deadline - time.monotonic())
             target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
             connection.request(method, target, body=body, headers={
                 "User-Agent": USER_AGENT, **headers, "Host": parts.netloc.rsplit("@", 1)[-1],
@@ -243,11 +266,13 @@ def request(method, url, *, timeout, headers=None, data=None, max_bytes=DEFAULT_
             return Response(response.status, response.reason, response.headers, content, url)
         except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, CertificateError) as exc:
             # urllib3 2 makes a refused connection (NewConnectionError) a ConnectTimeoutError too.
-            timed_out = watchdog.fired or (
+            timed_out = (watchdog is not None and watchdog.fired) or (
                 isinstance(exc, (urllib3.exceptions.TimeoutError, TimeoutError))
                 and not isinstance(exc, urllib3.exceptions.NewConnectionError))
             raise Unreachable("timed out" if timed_out else exc.__class__.__name__, timed_out=timed_out) from None
         finally:
-            watchdog.cancel()
-            connection.close()
+            if watchdog is not None:
+                watchdog.cancel()
+            if connection is not None:
+                connection.close()
     raise TooManyRedirects("too many redirects")

@@ -4,6 +4,7 @@ A real HTTP server on loopback serves the metadata; its origin is trusted where 
 to reach it, because loopback is exactly what the SSRF rules refuse otherwise.
 """
 
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -144,6 +145,25 @@ def test_the_private_address_check_applies_to_the_resolved_name(server):
     # "0x7f.0.0.1" is not an IP literal to a URL parser, but the resolver turns it into 127.0.0.1.
     refused(lambda: metadata_fetch.fetch_metadata(f"https://0x7f.0.0.1:{server.port}/md"),
             "SAML_METADATA_URL_PRIVATE_HOST")
+
+
+def test_the_next_checked_address_is_tried_when_the_first_refuses(server, keys, configure, monkeypatch):
+    # A dual-stack name whose IPv6 address does not answer (the server listens on IPv4 only). Only DNS is
+    # faked: one lookup, both answers checked, then tried in order.
+    real, lookups = socket.getaddrinfo, []
+
+    def dual_stack(host, port, *args, **kwargs):
+        if host != "dual.idp.test":
+            return real(host, port, *args, **kwargs)
+        lookups.append(host)
+        return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("::1", port, 0, 0)),
+                (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", dual_stack)
+    configure(trusted_origins=[f"http://dual.idp.test:{server.port}"])
+    server.set("/md", metadata(keys, "old"))
+    assert metadata_fetch.fetch_metadata(f"http://dual.idp.test:{server.port}/md") == metadata(keys, "old")
+    assert lookups == ["dual.idp.test"]
 
 
 def test_a_redirect_within_the_trusted_origin_is_followed(trusted, keys):
