@@ -6,8 +6,9 @@ holes this module closes, so nothing else in the service fetches a user-given UR
 
 - The host name is resolved exactly once. Every answer must be a public address unless the URL lies
   in a trusted origin (``trusted_origins``: a deployment may run its IdP on a private network, and the
-  tests run theirs on loopback). The connection then goes to that checked address: no second lookup
-  that an attacker's DNS could answer differently (rebinding).
+  tests run theirs on loopback). The connection then goes to one of those checked addresses: no
+  second lookup that an attacker's DNS could answer differently (rebinding). For the same reason no
+  proxy from the environment is used: a proxy would resolve the name again.
 - "Public" is decided on what the address reaches, not how it is spelt: IPv4-mapped
   (``::ffff:a.b.c.d``) and 6to4 addresses are judged by the IPv4 address inside them, and the
   deprecated IPv4-compatible range (``::a.b.c.d``) and NAT64 are refused outright.
