@@ -107,6 +107,14 @@ def test_an_address_owned_by_another_user_answers_ok_and_does_nothing(signed_in,
     assert reload(other).email == NEW
 
 
+def test_a_taken_and_a_free_address_get_the_same_headers(signed_in, make_user):
+    make_user(email=NEW, name="Grace")
+    taken = signed_in.api_post("/change-email", {"newEmail": NEW})
+    free = signed_in.api_post("/change-email", {"newEmail": "free@example.com"})
+    assert sorted(name for name, _ in taken.items()) == sorted(name for name, _ in free.items())
+    assert sorted(taken.cookies) == sorted(free.cookies)
+
+
 def test_a_taken_address_in_flow_a_changes_nothing(signed_in, make_user, configure):
     make_user(email=NEW)
     configure(change_email={"update_email_without_verification": True})

@@ -74,6 +74,12 @@ def test_anonymous_send_to_an_unknown_address_answers_the_same_without_mail(api,
     assert mail.outbox == []
 
 
+def test_anonymous_send_answers_known_and_unknown_addresses_with_the_same_headers(api, user):
+    known = api.api_post("/send-verification-email", {"email": user.email})
+    unknown = api.api_post("/send-verification-email", {"email": "nobody@example.com"})
+    assert sorted(known.items()) == sorted(unknown.items())
+
+
 def test_anonymous_send_to_a_verified_user_answers_the_same_without_mail(api, make_user):
     make_user(email_verified=True)
     response = api.api_post("/send-verification-email", {"email": "ada@example.com"})

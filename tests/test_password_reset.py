@@ -69,6 +69,13 @@ def test_request_for_an_unknown_address_answers_the_same_without_mail(api, db, p
     assert not Verification.objects.exists()
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_known_and_unknown_addresses_get_the_same_headers(api, user, path):
+    known = api.api_post(path, {"email": user.email})
+    unknown = api.api_post(path, {"email": "nobody@example.com"})
+    assert sorted(known.items()) == sorted(unknown.items())
+
+
 def test_a_request_that_an_account_change_overtook_in_the_queue_mails_nothing(user):
     requested_at = time.time() - 60
     backdate(user, 30)

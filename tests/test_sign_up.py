@@ -203,6 +203,15 @@ def test_without_auto_sign_in_a_duplicate_gets_a_fake_new_user(configure, api, u
     assert get_user_model().objects.count() == 1
 
 
+def test_a_duplicate_without_session_gets_the_headers_of_a_new_user(configure, api, user):
+    configure(email_and_password={"require_email_verification": True})
+    taken = sign_up(api, email=user.email)
+    new = sign_up(api, email="grace@example.com")
+    assert taken.status_code == new.status_code == 200
+    assert sorted(name for name, _ in taken.items()) == sorted(name for name, _ in new.items())
+    assert set_cookies(taken) == set_cookies(new) == {}
+
+
 def test_require_email_verification_sends_a_mail_and_no_session(configure, api, db):
     configure(email_and_password={"require_email_verification": True})
     response = sign_up(api, callbackURL="/welcome")
