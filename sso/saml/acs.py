@@ -130,8 +130,9 @@ def _consume(ctx, provider, saml_response, pending, relay_error):
     _check_timestamps(assertion)
     _check_audiences(assertion, settings)
     _check_recipients(assertion, settings.acs_urls(ctx))
-    _check_in_response_to(provider, authn, assertion)
+    request = _check_in_response_to(provider, authn, assertion)
     flow = _check_relay_state(provider, pending, relay_error)
+    _check_answers_this_browser(pending, request)
     _reserve(provider, assertion)
     try:
         identity = mapping.identity(verified.name_id, assertion, settings.config)
@@ -301,17 +302,33 @@ def _in_response_to(authn, assertion):
 
 
 def _check_in_response_to(provider, authn, assertion):
+    """The stored AuthnRequest the response answers (consumed), or None when it answers none."""
     if not app_settings.saml.enable_in_response_to_validation:
-        return
+        return None
     request_id = _in_response_to(authn, assertion)
     if request_id is None:
         if not app_settings.saml.allow_idp_initiated:
             raise AcsFailure("unsolicited_response", "IdP-initiated SSO not allowed")
-        return
+        return None
     try:
-        store.consume_request(provider.provider_id, request_id)
+        return store.consume_request(provider.provider_id, request_id)
     except store.RequestRefused as refused:
         raise AcsFailure("invalid_saml_response", refused.description) from None
+
+
+def _check_answers_this_browser(pending, request):
+    """An answer to one of our stored AuthnRequests is SP-initiated: it must come back with the
+    RelayState that request went out with, which _relay_state has already tied to this browser's
+    cookie (I9). Without this, dropping the RelayState would turn the attacker's own response into
+    an "IdP-initiated" one that any browser could post (login CSRF). With InResponseTo validation
+    off (``request`` None) responses are not tied to requests at all, as the operator chose."""
+    if request is None:
+        return
+    if pending is None:
+        raise AcsFailure("invalid_state", "relay_state_missing")
+    expected = request.get("relayState")
+    if expected is not None and expected != pending.key:
+        raise AcsFailure("invalid_state", "relay_state_mismatch")
 
 
 def _check_relay_state(provider, pending, relay_error):

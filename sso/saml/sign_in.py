@@ -34,7 +34,7 @@ def start(ctx, provider, body):
     except config.ConfigError:
         raise APIError(400, codes.SAML_CONFIG_INVALID) from None
     if app_settings.saml.enable_in_response_to_validation:
-        store.remember_request(provider, request_id)
+        store.remember_request(provider, request_id, pending.key)
     store.purge_expired()  # keeps the request and tombstone tables at their live size
     bind(ctx, pending.key)
     return url, None, pending.key

@@ -27,11 +27,14 @@ class RequestRefused(Exception):
         self.description = description
 
 
-def remember_request(provider, request_id):
+def remember_request(provider, request_id, relay_state=None):
+    """Store the AuthnRequest ``request_id``, with the RelayState that went with it: the response
+    answering it must come back with that RelayState, which is bound to the browser (I9)."""
     now = timezone.now()
     expires = now + timedelta(milliseconds=app_settings.saml.request_ttl)
     value = {"id": request_id, "providerId": provider.provider_id, "providerRef": provider.provider_ref(),
-             "createdAt": int(now.timestamp() * 1000), "expiresAt": int(expires.timestamp() * 1000)}
+             "createdAt": int(now.timestamp() * 1000), "expiresAt": int(expires.timestamp() * 1000),
+             "relayState": relay_state}
     Verification.objects.create(identifier=REQUEST_PREFIX + request_id, value=json.dumps(value),
                                 expires_at=expires)
 

@@ -103,3 +103,23 @@ def test_on_plain_http_the_cookie_is_lax_where_the_loopback_idp_is_same_site(acm
     _, _, response = begin(ApiClient())
     cookie = response.cookies["auth.relay_state"]
     assert cookie["samesite"] == "Lax" and not cookie["secure"]
+
+
+def test_an_sp_initiated_response_posted_without_its_relay_state_is_refused(acme, idp_key, tmp_path, configure_sso):
+    # Dropping the RelayState must not turn the attacker's answer into an "IdP-initiated" one.
+    configure_sso(saml={"allow_idp_initiated": True})
+    attacker, victim = ApiClient(), ApiClient()
+    request_id, _, _ = begin(attacker)
+    response = post(victim, attackers_response(idp_key, tmp_path, request_id))
+    query = parse_qs(urlsplit(response["Location"]).query)
+    assert query["error"] == ["invalid_state"] and query["error_description"] == ["relay_state_missing"]
+    assert not Session.objects.exists()
+
+
+def test_a_response_to_one_request_posted_with_another_sign_ins_relay_state_is_refused(acme, idp_key, tmp_path):
+    browser = ApiClient()
+    first_request, _, _ = begin(browser)
+    _, second_relay_state, _ = begin(browser)  # the browser's cookie now binds the second RelayState
+    response = post(browser, attackers_response(idp_key, tmp_path, first_request), second_relay_state)
+    assert "error=invalid_state" in response["Location"]
+    assert not Session.objects.exists()
