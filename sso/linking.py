@@ -70,12 +70,13 @@ def trusted_domains(provider):
     """The e-mail domains ``provider`` may vouch for (I1); None = every domain.
 
     Every domain without domain verification (as before issue 12), or for a provider the deployment
-    opted out in ``trust_any_email_domain``; else its domains once verified, and none before.
+    opted out in ``trust_any_email_domain``; else its domains once trusted (DNS-verified, or a default
+    provider from settings, the same rule routing uses), and none before.
     """
     if not sso_settings.domain_verification.enabled \
             or provider.provider_id in (sso_settings.trust_any_email_domain or ()):
         return None
-    return tuple(provider.domains()) if provider.domain_verified else ()
+    return tuple(provider.domains()) if provider.domain_trusted() else ()
 
 
 def sign_in(ctx, provider_ref, identity, *, request_sign_up=False):

@@ -34,9 +34,12 @@ SAML_SP_IDENTITY_KEYS = ("metadata", "entityID", "isAssertionEncrypted")
 
 
 def reserved_ids():
+    # Ids opted out of e-mail domain trust (trust_any_email_domain) are reserved too: whoever
+    # registered such an id first would otherwise vouch for every address (I1).
     default_ids = [item.get("provider_id") or item.get("providerId") for item in app_settings.default_sso]
     return {*BUILT_IN_IDS, *SOCIAL_IDS, *core_settings.social_providers,
-            *core_settings.account_linking.trusted_providers, *filter(None, default_ids)}
+            *core_settings.account_linking.trusted_providers, *filter(None, default_ids),
+            *(app_settings.trust_any_email_domain or ())}
 
 
 def _can_admin(user, provider):

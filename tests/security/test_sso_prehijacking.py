@@ -15,7 +15,9 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from authservice.models import Account, Session
-from tests.sso.conftest import _sso_defaults  # noqa: F401 - fixtures
+from tests.conftest import error_of
+from tests.sso.bodies import skip_discovery_body
+from tests.sso.conftest import _sso_defaults, configure_sso, sign_in  # noqa: F401 - fixtures
 from tests.sso.conftest_oidc import (  # noqa: F401 - fixtures
     authorize_params, callback_path, make_provider, oidc_op, op_login, stub_idp, trusted_op,
 )
@@ -125,3 +127,12 @@ def test_a_saml_provider_verified_for_another_domain_never_links_the_existing_us
     assert query_of(response)["error"] == REFUSED
     assert not Account.objects.filter(provider_id="evil-saml").exists()
     assert no_session_for(victim.email)
+
+
+
+def test_an_id_trusted_for_any_email_domain_cannot_be_registered_through_the_api(sign_in, configure_sso):
+    """Whoever registered an opted-out id first would vouch for every address (I1)."""
+    configure_sso(trust_any_email_domain=["corp-idp"])
+    response = sign_in().api_post("/sso/register", skip_discovery_body("corp-idp"))
+    assert response.status_code == 422
+    assert error_of(response)["code"] == "PROVIDER_ID_RESERVED"
