@@ -28,4 +28,17 @@ def check_settings(app_configs, **kwargs):
         problems.append(Warning(
             "authservice.hashers.BetterAuthScryptPasswordHasher is not in PASSWORD_HASHERS: users "
             "imported from better-auth cannot sign in.", id="authservice.W003"))
+    if not settings.DEBUG and _runs_tasks_inline():
+        problems.append(Warning(
+            "Mail tasks run inside the request (immediate task backend): how long an answer takes tells "
+            "whether an account exists (I7).",
+            hint="Use a queue that a worker empties, e.g. TASKS = {'default': {'BACKEND': "
+                 "'django_tasks_db.DatabaseBackend'}} (example project: AUTH_TASKS_BACKEND=database) and run "
+                 "python manage.py db_worker.", id="authservice.W004"))
     return problems
+
+
+def _runs_tasks_inline():
+    backend = getattr(settings, "TASKS", {}).get("default", {}).get("BACKEND", "")
+    # Django's default when TASKS is unset is the immediate backend too.
+    return not backend or backend.rpartition(".")[2] == "ImmediateBackend"

@@ -139,3 +139,13 @@ def test_filemail_email_url_writes_mails_to_that_directory(api, user, settings, 
 def test_the_filemail_url_form_with_four_slashes_is_an_absolute_path():
     config = environ.Env.email_url_config("filemail:////var/spool/authservice-mail")
     assert config["EMAIL_FILE_PATH"] == "/var/spool/authservice-mail"
+
+
+def test_the_system_check_warns_when_mail_runs_inside_the_request_in_production(settings):
+    from authservice.checks import check_settings
+
+    settings.DEBUG = False
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    assert "authservice.W004" in {problem.id for problem in check_settings(None)}
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    assert "authservice.W004" not in {problem.id for problem in check_settings(None)}
