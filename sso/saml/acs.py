@@ -24,9 +24,10 @@ from saml2.response import StatusError
 from saml2.sigver import SignatureError
 from saml2.validate import ResponseLifetimeExceed, ToEarly
 
-from authservice import cookies, db
+from authservice import db
 from authservice.errors import APIError
-from sso import app_settings, linking, signin, state
+from authservice.flows.external_identity import SignInFailure, SignInRefused, failure_location
+from sso import app_settings, signin, state
 from sso.errors import codes
 from sso.models import SsoProvider
 from sso.saml import algorithms, config, mapping, redirects, sign_in, store, structure, xml
@@ -42,14 +43,6 @@ RECIPIENT_MISMATCH = "SAML assertion recipient does not match this Service Provi
 DESTINATION_MISMATCH = "SAML response destination does not match this Service Provider"
 SIGNATURE_REQUIRED = "SAML assertion signature is required"
 BEARER = "urn:oasis:names:tc:SAML:2.0:cm:bearer"
-
-
-class AcsFailure(Exception):
-    """A failed ACS request; ``to_success`` sends it to the success URL instead of the error URL."""
-
-    def __init__(self, error, description=None, to_success=False):
-        super().__init__(error)
-        self.error, self.description, self.to_success = error, description, to_success
 
 
 @dataclass
@@ -69,8 +62,8 @@ def consume(ctx, provider_id, saml_response, relay_state=None):
         provider = None
     limit = app_settings.saml.max_response_size
     if isinstance(saml_response, str) and len(saml_response) > limit:
-        return redirects.with_error(redirects.success_url(ctx, provider), "saml_error",
-                                    f"SAML response exceeds maximum allowed size ({limit} bytes)")
+        too_large = SignInFailure("saml_error", f"SAML response exceeds maximum allowed size ({limit} bytes)")
+        return failure_location(ctx, redirects.success_url(ctx, provider), too_large)
     # From here the RelayState is consumed, so its cookie has served (a too large response above
     # leaves both in place: the RelayState was not read).
     ctx.delete_cookie(RELAY_STATE_COOKIE)
@@ -80,12 +73,11 @@ def consume(ctx, provider_id, saml_response, relay_state=None):
     signin.check_domain_verified(provider)
     try:
         return _consume(ctx, provider, saml_response or "", pending, relay_error)
-    except AcsFailure as failure:
-        _forget_session_cookies(ctx)
+    except SignInFailure as failure:
         target = (redirects.success_url(ctx, provider, pending) if failure.to_success
                   else redirects.error_url(ctx, provider, pending))
         logger.info("SAML response for %s refused: %s %s", provider_id, failure.error, failure.description or "")
-        return redirects.with_error(target, failure.error, failure.description)
+        return failure_location(ctx, target, failure)
 
 
 def _relay_state(ctx, relay_state):
@@ -117,12 +109,12 @@ def _consume(ctx, provider, saml_response, pending, relay_error):
         with config.client(ctx, provider, issuer=issuer, audience=_audience(root, settings)) as (client, settings):
             authn = _verify(client, saml_response, root, settings, ctx)
     except config.ConfigError:
-        raise AcsFailure("saml_error", INVALID) from None
+        raise SignInFailure("saml_error", INVALID) from None
     try:
         verified.check_agrees(authn)  # pysaml2 read the very elements whose signatures were checked
     except VerificationRefused as refused:
         logger.warning("SAML response refused: %s", refused)
-        raise AcsFailure("saml_error", INVALID) from None
+        raise SignInFailure("saml_error", INVALID) from None
     if verified.response.find(xml.q(xml.SAML, "EncryptedAssertion")) is not None:
         _check_issuer(verified.assertion, settings)
     assertion = authn.assertion
@@ -137,13 +129,13 @@ def _consume(ctx, provider, saml_response, pending, relay_error):
     try:
         identity = mapping.identity(verified.name_id, assertion, settings.config)
     except mapping.MappingError as error:
-        raise AcsFailure("saml_error", str(error)) from None
+        raise SignInFailure("saml_error", str(error)) from None
     try:
         signin.complete(ctx, flow, identity)
-    except linking.LinkRefused as refused:
-        raise AcsFailure(refused.error.replace(" ", "_"), to_success=True) from None
+    except SignInRefused as refused:  # sso.md §6.3: to the success URL, better-auth's phrase with "_"
+        raise SignInFailure(refused.code, to_success=True) from None
     except APIError as error:
-        raise AcsFailure(error.code, error.message) from None
+        raise SignInFailure.from_api_error(error) from None
     return redirects.success_url(ctx, provider, pending)
 
 
@@ -155,18 +147,18 @@ def _parse(saml_response):
     except (binascii.Error, ValueError):
         decoded = b""
     if b"<" not in decoded:
-        raise AcsFailure("saml_invalid_encoding", "Invalid base64-encoded SAML response")
+        raise SignInFailure("saml_invalid_encoding", "Invalid base64-encoded SAML response")
     try:
         root = structure.parse(decoded)
     except structure.StructureRefused:
-        raise AcsFailure("saml_invalid_xml", "Invalid SAML response XML") from None
+        raise SignInFailure("saml_invalid_xml", "Invalid SAML response XML") from None
     if root.tag != xml.q(xml.SAMLP, "Response"):
-        raise AcsFailure("saml_invalid_xml", "Invalid SAML response XML")
+        raise SignInFailure("saml_invalid_xml", "Invalid SAML response XML")
     count = xml.assertion_count(root)
     if count == 0:
-        raise AcsFailure("saml_no_assertion", "SAML response contains no assertion")
+        raise SignInFailure("saml_no_assertion", "SAML response contains no assertion")
     if count > 1:
-        raise AcsFailure("saml_multiple_assertions", "SAML response contains multiple assertions")
+        raise SignInFailure("saml_multiple_assertions", "SAML response contains multiple assertions")
     return decoded, root
 
 
@@ -178,12 +170,12 @@ def _verify_signatures(document, root, settings):
                                  decryption_key=settings.decryption_key_pem(),
                                  want_assertions_signed=settings.want_assertions_signed)
     except config.ConfigError:
-        raise AcsFailure("saml_error", INVALID) from None
+        raise SignInFailure("saml_error", INVALID) from None
     except VerificationRefused as refused:
         logger.info("SAML response refused by the verifier: %s", refused)
         if refused.signature_required:
-            raise AcsFailure("invalid_saml_response", SIGNATURE_REQUIRED) from None
-        raise AcsFailure("saml_error", INVALID) from None
+            raise SignInFailure("invalid_saml_response", SIGNATURE_REQUIRED) from None
+        raise SignInFailure("saml_error", INVALID) from None
 
 
 def _check_issuer(root, settings):
@@ -191,7 +183,7 @@ def _check_issuer(root, settings):
     issuers = {xml.text_of(element) for element in root.iter(xml.q(xml.SAML, "Issuer"))}
     expected = settings.idp_entity_id
     if expected and issuers - {expected}:
-        raise AcsFailure("saml_error", "SAML response issuer does not match this provider")
+        raise SignInFailure("saml_error", "SAML response issuer does not match this provider")
     return next(iter(issuers), None) if len(issuers) == 1 else None
 
 
@@ -208,7 +200,7 @@ def _verify(client, saml_response, root, settings, ctx):
     destination = root.get("Destination")
     if destination and destination not in settings.acs_urls(ctx):
         # pysaml2 only answers None here; checked after it so a bad signature still wins.
-        mismatch = AcsFailure("invalid_saml_response", DESTINATION_MISMATCH)
+        mismatch = SignInFailure("invalid_saml_response", DESTINATION_MISMATCH)
     else:
         mismatch = None
     try:
@@ -218,33 +210,33 @@ def _verify(client, saml_response, root, settings, ctx):
         # no signature at all, the base rule (Response OR Assertion signed) fails first.
         if "Signature missing for assertion" in str(exc) and settings.want_assertions_signed \
                 and root.find(xml.q(xml.DS, "Signature")) is not None:
-            raise AcsFailure("invalid_saml_response", SIGNATURE_REQUIRED) from None
-        raise AcsFailure("saml_error", INVALID) from None
+            raise SignInFailure("invalid_saml_response", SIGNATURE_REQUIRED) from None
+        raise SignInFailure("saml_error", INVALID) from None
     except ResponseLifetimeExceed:
-        raise AcsFailure("saml_error", "SAML assertion has expired") from None
+        raise SignInFailure("saml_error", "SAML assertion has expired") from None
     except ToEarly:
-        raise AcsFailure("saml_error", "SAML assertion is not yet valid") from None
+        raise SignInFailure("saml_error", "SAML assertion is not yet valid") from None
     except StatusError:
-        raise AcsFailure("saml_error", "SAML response status is not Success") from None
+        raise SignInFailure("saml_error", "SAML response status is not Success") from None
     except Exception as exc:  # noqa: BLE001 - pysaml2 raises bare Exceptions for some checks
         raise _mapped(exc) from None
     if authn is None:
-        raise mismatch or AcsFailure("saml_error", INVALID)
+        raise mismatch or SignInFailure("saml_error", INVALID)
     if mismatch is not None:
         raise mismatch
     if authn.assertion is None or not authn.assertion.id:
-        raise AcsFailure("saml_error", INVALID)
+        raise SignInFailure("saml_error", INVALID)
     return authn
 
 
 def _mapped(exc):
     text = str(exc)
     if "AudienceRestrictions" in text:
-        return AcsFailure("invalid_saml_response", AUDIENCE_MISMATCH)
+        return SignInFailure("invalid_saml_response", AUDIENCE_MISMATCH)
     if "No valid recipient" in text:
-        return AcsFailure("invalid_saml_response", RECIPIENT_MISMATCH)
+        return SignInFailure("invalid_saml_response", RECIPIENT_MISMATCH)
     logger.info("pysaml2 refused a SAML response: %s: %s", type(exc).__name__, text[:300])
-    return AcsFailure("saml_error", INVALID)
+    return SignInFailure("saml_error", INVALID)
 
 
 # --- what pysaml2 leaves to us --------------------------------------------------------------------
@@ -258,7 +250,7 @@ def _check_algorithms(found, verified):
     try:
         algorithms.check_all(found)
     except algorithms.AlgorithmRefused as refused:
-        raise AcsFailure(refused.error, refused.message) from None
+        raise SignInFailure(refused.error, refused.message) from None
 
 
 def _check_timestamps(assertion):
@@ -266,7 +258,7 @@ def _check_timestamps(assertion):
     if conditions is not None and (conditions.not_before or conditions.not_on_or_after):
         return
     if app_settings.saml.require_timestamps:
-        raise AcsFailure("saml_error", "SAML assertion is missing timestamps")
+        raise SignInFailure("saml_error", "SAML assertion is missing timestamps")
     logger.info("SAML assertion %s has no NotBefore/NotOnOrAfter conditions", assertion.id)
 
 
@@ -275,7 +267,7 @@ def _check_audiences(assertion, settings):
     for restriction in (conditions.audience_restriction if conditions is not None else []) or []:
         values = {(audience.text or "").strip() for audience in restriction.audience or []}
         if not values & set(settings.audiences):
-            raise AcsFailure("invalid_saml_response", AUDIENCE_MISMATCH)
+            raise SignInFailure("invalid_saml_response", AUDIENCE_MISMATCH)
 
 
 def _check_recipients(assertion, acs_urls):
@@ -287,7 +279,7 @@ def _check_recipients(assertion, acs_urls):
             continue
         data = confirmation.subject_confirmation_data
         if data is None or (data.recipient or "").strip() not in acs_urls:
-            raise AcsFailure("invalid_saml_response", RECIPIENT_MISMATCH)
+            raise SignInFailure("invalid_saml_response", RECIPIENT_MISMATCH)
 
 
 def _in_response_to(authn, assertion):
@@ -297,7 +289,7 @@ def _in_response_to(authn, assertion):
         if data is not None and data.in_response_to:
             values.add(data.in_response_to)
     if len(values) > 1:
-        raise AcsFailure("invalid_saml_response", "Unknown or expired request ID")
+        raise SignInFailure("invalid_saml_response", "Unknown or expired request ID")
     return next(iter(values), None)
 
 
@@ -308,12 +300,12 @@ def _check_in_response_to(provider, authn, assertion):
     request_id = _in_response_to(authn, assertion)
     if request_id is None:
         if not app_settings.saml.allow_idp_initiated:
-            raise AcsFailure("unsolicited_response", "IdP-initiated SSO not allowed")
+            raise SignInFailure("unsolicited_response", "IdP-initiated SSO not allowed")
         return None
     try:
         return store.consume_request(provider.provider_id, request_id)
     except store.RequestRefused as refused:
-        raise AcsFailure("invalid_saml_response", refused.description) from None
+        raise SignInFailure("invalid_saml_response", refused.description) from None
 
 
 def _check_answers_this_browser(pending, request):
@@ -325,24 +317,24 @@ def _check_answers_this_browser(pending, request):
     if request is None:
         return
     if pending is None:
-        raise AcsFailure("invalid_state", "relay_state_missing")
+        raise SignInFailure("invalid_state", "relay_state_missing")
     expected = request.get("relayState")
     if expected is not None and expected != pending.key:
-        raise AcsFailure("invalid_state", "relay_state_mismatch")
+        raise SignInFailure("invalid_state", "relay_state_mismatch")
 
 
 def _check_relay_state(provider, pending, relay_error):
     if relay_error:
-        raise AcsFailure("invalid_state", relay_error)
+        raise SignInFailure("invalid_state", relay_error)
     if pending is None:
         return IdpInitiated(provider_ref=provider.provider_ref())
     ref = pending.provider_ref
     if not isinstance(ref, dict) or not ref.get("providerId") or not ref.get("fingerprint"):
-        raise AcsFailure("invalid_state", "sso_provider_reference_missing_or_invalid")
+        raise SignInFailure("invalid_state", "sso_provider_reference_missing_or_invalid")
     if ref["providerId"] != provider.provider_id:
-        raise AcsFailure("invalid_state", "sso_provider_reference_mismatch")
+        raise SignInFailure("invalid_state", "sso_provider_reference_mismatch")
     if ref.get("rowId") != provider.pk or ref["fingerprint"] != provider.fingerprint():
-        raise AcsFailure("invalid_state", "sso_provider_changed_during_authentication")
+        raise SignInFailure("invalid_state", "sso_provider_changed_during_authentication")
     return pending
 
 
@@ -359,12 +351,6 @@ def _not_on_or_after(assertion):
 
 def _reserve(provider, assertion):
     if len(assertion.id) > 200:
-        raise AcsFailure("saml_error", INVALID)
+        raise SignInFailure("saml_error", INVALID)
     if not store.reserve_assertion(provider.provider_id, assertion.id, _not_on_or_after(assertion)):
-        raise AcsFailure("replay_detected", "SAML assertion has already been used")
-
-
-def _forget_session_cookies(ctx):
-    """A failed ACS sets no session cookie (one set before a later step failed is dropped)."""
-    for key in (cookies.SESSION_TOKEN, cookies.DONT_REMEMBER):
-        ctx.response_cookies.pop(cookies.cookie_name(key), None)
+        raise SignInFailure("replay_detected", "SAML assertion has already been used")

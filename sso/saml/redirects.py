@@ -48,11 +48,6 @@ def error_url(ctx, provider=None, pending=None):
     return success_url(ctx, provider, pending)
 
 
-# The one error-URL builder. acs.py still calls it under this name; once it renders failures with
-# authservice.flows.external_identity.failure_location (which calls links.with_error), drop this alias.
-with_error = links.with_error
-
-
 def idp_initiated_get(ctx, relay_state, signed_in):
     """``GET`` on the ACS (sso.md §5): the safe RelayState with a session, else the error page."""
     if signed_in:
