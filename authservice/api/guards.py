@@ -18,7 +18,13 @@ def _require_trusted_origin(ctx):
     origin = origins.request_origin(ctx.headers)
     if origin is None:
         raise APIError(403, codes.MISSING_OR_NULL_ORIGIN)
-    if not origins.is_trusted_origin(origin):
+    try:
+        trusted = origins.is_trusted_origin(origin)
+    except origins.MalformedURL:
+        # A header, not a field the client filled in: an origin that does not parse is simply not
+        # a trusted one (better-auth's answer), still a coded 4xx and never a 500 (I4).
+        trusted = False
+    if not trusted:
         raise APIError(403, codes.INVALID_ORIGIN)
 
 
