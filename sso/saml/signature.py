@@ -42,14 +42,11 @@ from lxml import etree
 from saml2.sigver import CryptoBackendXmlSec1, DecryptError
 
 from sso.saml import structure
+from sso.saml.structure import REFERENCE, SIGNATURE, SIGNED_INFO
+from sso.saml.xml import DS, XENC
 
 logger = logging.getLogger("sso")
 
-DS = "http://www.w3.org/2000/09/xmldsig#"
-XENC = "http://www.w3.org/2001/04/xmlenc#"
-SIGNATURE = f"{{{DS}}}Signature"
-SIGNED_INFO = f"{{{DS}}}SignedInfo"
-REFERENCE = f"{{{DS}}}Reference"
 RETRIEVAL_METHOD = f"{{{DS}}}RetrievalMethod"
 ENCRYPTED_DATA = f"{{{XENC}}}EncryptedData"
 ENCRYPTED_KEY = f"{{{XENC}}}EncryptedKey"

@@ -24,9 +24,8 @@ One walk over the tree, no second parse. ``parse`` is the only XML parser of the
 
 from lxml import etree
 
-SAMLP = "urn:oasis:names:tc:SAML:2.0:protocol"
-SAML = "urn:oasis:names:tc:SAML:2.0:assertion"
-DS = "http://www.w3.org/2000/09/xmldsig#"
+from sso.saml.xml import DS, SAML, SAMLP
+
 XML_NS = "http://www.w3.org/XML/1998/namespace"
 
 RESPONSE = f"{{{SAMLP}}}Response"

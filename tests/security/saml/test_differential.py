@@ -22,10 +22,9 @@ from django.contrib.auth import get_user_model
 from lxml import etree
 
 from authservice.models import Session
-from sso.models import SamlUsedAssertion, SsoProvider
+from sso.models import SamlUsedAssertion
 from sso.saml import structure, verified
 from tests.conftest import BASE
-from tests.sso.conftest import configure_sso  # noqa: F401 - fixture
 from tests.security.saml import corpus
 from tests.sso.saml import idp_signer
 from tests.sso.saml.idp_signer import DS, SAML, SAMLP
@@ -38,11 +37,6 @@ WRAPPERS = (f"{{{SAMLP}}}Extensions", f"{{{SAML}}}Advice", f"{{{DS}}}Object", "{
 NAMES = (f"{{{SAML}}}Assertion", f"{{{SAMLP}}}Response", f"{{{DS}}}Signature", "{urn:evil}Assertion",
          f"{{{SAML}}}Issuer", f"{{{SAML}}}NameID")
 
-
-@pytest.fixture(scope="module")
-def idp_key(tmp_path_factory):
-    idp_signer.require_binaries()
-    return idp_signer.make_keypair(tmp_path_factory.mktemp("differential-keys"), "idp")
 
 
 @pytest.fixture(scope="module")
@@ -133,13 +127,9 @@ def test_random_mutations_are_refused_or_accepted_by_the_binary_too_and_keep_the
 
 
 @pytest.fixture
-def idp_initiated_provider(make_user, idp_key, configure_sso):
+def idp_initiated_provider(acme, configure_sso):
     configure_sso(saml={"allow_idp_initiated": True, "enable_in_response_to_validation": False})
-    owner = make_user(email="owner@acme.com")
-    return SsoProvider.objects.create(
-        provider_id="acme", issuer=corpus.sp_entity("acme"), domain="acme.com", user=owner, domain_verified=True,
-        saml_config={"issuer": corpus.sp_entity("acme"), "entryPoint": corpus.IDP_SSO, "cert": idp_key.cert_pem,
-                     "idpMetadata": {"entityID": corpus.IDP_ENTITY}})
+    return acme
 
 
 def test_no_mutation_yields_a_session_for_another_name_id_than_the_signed_one(

@@ -13,28 +13,13 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 
 from authservice.models import Session
-from sso.models import SsoProvider
 from tests.conftest import BASE, ApiClient
 from tests.security.saml import corpus
-from tests.sso.conftest import configure_sso  # noqa: F401 - fixture
 from tests.sso.saml import idp_signer
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(scope="module")
-def idp_key(tmp_path_factory):
-    idp_signer.require_binaries()
-    return idp_signer.make_keypair(tmp_path_factory.mktemp("relay-keys"), "idp")
-
-
-@pytest.fixture
-def acme(make_user, idp_key):
-    owner = make_user(email="owner@acme.com")
-    return SsoProvider.objects.create(
-        provider_id="acme", issuer=corpus.sp_entity("acme"), domain="acme.com", user=owner, domain_verified=True,
-        saml_config={"issuer": corpus.sp_entity("acme"), "entryPoint": corpus.IDP_SSO, "cert": idp_key.cert_pem,
-                     "idpMetadata": {"entityID": corpus.IDP_ENTITY}})
 
 
 def begin(browser):

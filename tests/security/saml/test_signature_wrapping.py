@@ -14,7 +14,6 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from authservice.models import Account, Session
-from sso.models import SsoProvider
 from tests.conftest import BASE
 from tests.security.saml import corpus
 from tests.sso.saml import idp_signer
@@ -22,19 +21,6 @@ from tests.sso.saml import idp_signer
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(scope="module")
-def idp_key(tmp_path_factory):
-    idp_signer.require_binaries()
-    return idp_signer.make_keypair(tmp_path_factory.mktemp("xsw-keys"), "idp")
-
-
-@pytest.fixture
-def acme(make_user, idp_key):
-    owner = make_user(email="owner@acme.com")
-    return SsoProvider.objects.create(
-        provider_id="acme", issuer=corpus.sp_entity("acme"), domain="acme.com", user=owner, domain_verified=True,
-        saml_config={"issuer": corpus.sp_entity("acme"), "entryPoint": corpus.IDP_SSO, "cert": idp_key.cert_pem,
-                     "idpMetadata": {"entityID": corpus.IDP_ENTITY}})
 
 
 @pytest.fixture
