@@ -5,14 +5,29 @@ NFKC-normalised password, with the 32 hex *characters* of the salt as the scrypt
 a hash as ``better_auth_scrypt$<salt hex>$<key hex>`` so Django can pick this hasher; new passwords
 use the project's first hasher (argon2id), and Django re-hashes an imported one after the next
 successful sign-in because this hasher is not the preferred one.
+
+Sign-in costs the same whatever the stored hash (I7, :func:`check_password_evenly`): each attempt runs
+exactly one verification with *every* hasher in ``PASSWORD_HASHERS``: the stored hash's own hasher
+for real, every other one over a throw-away hash, and an unknown address all of them over throw-away
+hashes. So an imported better-auth user (scrypt), a legacy PBKDF2 user, an argon2 user and an unknown
+address all cost argon2 + scrypt + ... alike. We chose this over wrapping legacy hashes in argon2
+(Django's "password upgrading without requiring a login"): a wrapped hash still has to run the legacy
+derivation before the argon2 check, so the burn would have to run it too and a native argon2 user
+would then be the odd one out; equal cost needs the union of the work either way, and this way needs
+no data migration. The price: every sign-in costs the sum of the configured hashers, so list only
+those whose hashes you store (drop PBKDF2 once no ``pbkdf2_sha256$`` hash is left). Residual
+differences: a stored hash with older parameters than the hasher's current ones (Django pads PBKDF2's
+iterations with ``harden_runtime``, argon2's does nothing), and the re-hash after a *correct* password.
 """
+
+import functools
 
 import hashlib
 import re
 import secrets
 import unicodedata
 
-from django.contrib.auth.hashers import BasePasswordHasher, mask_hash
+from django.contrib.auth.hashers import BasePasswordHasher, get_hashers, identify_hasher, mask_hash
 from django.utils.crypto import constant_time_compare
 
 ALGORITHM = "better_auth_scrypt"
@@ -68,3 +83,33 @@ class BetterAuthScryptPasswordHasher(BasePasswordHasher):
 
     def harden_runtime(self, password, encoded):
         pass
+
+
+@functools.lru_cache(maxsize=None)
+def _throwaway_hash(hasher_class):
+    """One hash per hasher class of a random password, made once: verifying against it costs what
+    verifying a real hash of that hasher costs, and never matches."""
+    hasher = hasher_class()
+    return hasher.encode(secrets.token_urlsafe(24), hasher.salt())
+
+
+def _stored_algorithm(encoded):
+    try:
+        return identify_hasher(encoded).algorithm
+    except ValueError:  # unusable, empty or from a hasher that is not configured: no real work
+        return None
+
+
+def check_password_evenly(user, password):
+    """``user.check_password(password)`` (False for ``None``) plus one throw-away verification with
+    every other configured hasher, so the attempt costs the same for every stored hash and for an
+    unknown address (see the module docstring)."""
+    used = None
+    correct = False
+    if user is not None:
+        used = _stored_algorithm(normalize_imported(user.password))
+        correct = user.check_password(password) if used is not None else False
+    for hasher in get_hashers():
+        if hasher.algorithm != used:
+            hasher.verify(password, _throwaway_hash(type(hasher)))
+    return correct

@@ -5,7 +5,7 @@ from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from authservice import app_settings, signals, tokens, wire
+from authservice import app_settings, hashers, signals, tokens, wire
 from authservice.api.inputs import is_email
 from authservice.errors import APIError, codes
 from authservice.flows import passwords, sessions, verification
@@ -82,11 +82,9 @@ def sign_in(ctx, *, email, password, remember=True):
         and user.has_usable_password()
         and Account.objects.filter(user=user, provider_id=Account.CREDENTIAL).exists()
     )
-    if not has_credential:
-        # Same answer and the same hashing work as a wrong password: no user enumeration.
-        passwords.burn_hash(password)
-        raise APIError(401, codes.INVALID_EMAIL_OR_PASSWORD)
-    if not user.check_password(password):
+    # Same answer and the same hashing work for an unknown address and a wrong password, whichever
+    # hasher made the stored hash: no user enumeration, imported users included (I7).
+    if not hashers.check_password_evenly(user if has_credential else None, password):
         raise APIError(401, codes.INVALID_EMAIL_OR_PASSWORD)
     if options.require_email_verification and not user.email_verified:
         if app_settings.email_verification.send_on_sign_in:
