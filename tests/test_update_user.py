@@ -43,9 +43,9 @@ def test_null_clears_the_image(signed_in):
 
 
 def test_the_update_shows_in_get_session(signed_in):
-    signed_in.api_post("/update-user", {"name": "Countess", "image": "/a.png"})
+    signed_in.api_post("/update-user", {"name": "Countess", "image": "https://img.example.com/a.png"})
     user = signed_in.api_get("/get-session").json()["user"]
-    assert (user["name"], user["image"]) == ("Countess", "/a.png")
+    assert (user["name"], user["image"]) == ("Countess", "https://img.example.com/a.png")
 
 
 def test_updated_at_moves(signed_in):

@@ -11,6 +11,8 @@ import re
 from rest_framework import serializers
 from rest_framework.fields import empty
 
+from authservice import origins
+
 # zod 4's default e-mail pattern (core.md §1.3).
 EMAIL_RE = re.compile(
     r"^(?:[A-Za-z0-9_'+\-]+\.)*[A-Za-z0-9_'+\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\-]*\.)+[A-Za-z]{2,}$"
@@ -85,6 +87,25 @@ class String(_Strict):
             )
         if self.email and not is_email(data):
             raise serializers.ValidationError("Invalid email address")
+        return data
+
+
+class ImageURL(String):
+    """A user's ``image``: an absolute http(s) URL (:func:`origins.is_http_url`), or ``""``/null for
+    none. better-auth takes any string; we refuse ``javascript:``, ``data:`` and the like, because every
+    client renders this value as a link or an image source (I4)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("allow_null", True)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        data = super().to_internal_value(data)
+        if data == "":
+            return None
+        if not origins.is_http_url(data):
+            raise serializers.ValidationError("Invalid URL: expected an http(s) URL")
         return data
 
 

@@ -10,7 +10,7 @@ class SignUpEmailInput(inputs.Input):
     name = inputs.String()
     email = inputs.String(email=True)
     password = inputs.String(min_length=1)
-    image = inputs.String(required=False)
+    image = inputs.ImageURL(allow_null=False)
     callbackURL = inputs.String(required=False)
     rememberMe = inputs.Boolean(required=False)
 

@@ -38,7 +38,7 @@ class UpdateUserInput(inputs.Input):
     expected_top = "record"  # better-auth's schema is z.record(), so zod names it so
 
     name = inputs.String(required=False)
-    image = inputs.String(required=False, allow_null=True)
+    image = inputs.ImageURL()
     # Any JSON value: only its presence matters (EMAIL_CAN_NOT_BE_UPDATED).
     email = serializers.JSONField(required=False, allow_null=True)
 

@@ -23,7 +23,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from authservice import app_settings, cookies, db, links, signals
+from authservice import app_settings, cookies, db, links, origins, signals
 from authservice.errors import OAuthCallbackError as E
 from authservice.flows import sessions
 from authservice.models import Account
@@ -251,7 +251,10 @@ def create_account(authority, user, identity):
 def create_user(authority, identity):
     """The one way a user is made from an external identity: with its account, both or neither,
     and an unusable password (sign-in by password needs a reset or set-password first)."""
-    user = get_user_model()(email=identity.email, name=identity.name or "", image=identity.image or None,
+    # A provider's picture that is not an http(s) URL (``javascript:``, ``data:``) is dropped, not an
+    # error: the user did not choose it, and every client renders it (I4).
+    image = identity.image if origins.is_http_url(identity.image) else None
+    user = get_user_model()(email=identity.email, name=identity.name or "", image=image,
                             email_verified=bool(identity.email_verified))
     user.set_unusable_password()
     try:

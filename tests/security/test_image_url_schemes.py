@@ -1,0 +1,58 @@
+"""I4: every URL we store or return is http(s), and that includes the user's ``image``.
+
+/update-user and /sign-up/email stored any string as ``image`` and get-session returned it, and a
+social or SSO provider's ``picture`` claim was stored as sent, so ``javascript:`` and ``data:`` URLs
+reached every client that renders the avatar (``<a href={user.image}>``, an admin page linking it).
+Now the API refuses them (400 VALIDATION_ERROR) and a provider's is dropped (stored as null).
+"""
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from authservice.flows import external_identity
+from tests.conftest import PASSWORD, error_of
+
+pytestmark = pytest.mark.django_db
+
+ACTIVE = ["javascript:alert(document.domain)", "data:text/html,<script>alert(1)</script>",
+          "JavaScript:alert(1)", "vbscript:msgbox(1)", "//evil.example/a.png", "/a.png"]
+
+
+@pytest.mark.parametrize("image", ACTIVE)
+def test_update_user_refuses_an_image_that_is_not_an_http_url(signed_in, image):
+    response = signed_in.api_post("/update-user", {"image": image})
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "VALIDATION_ERROR"
+    assert get_user_model().objects.get().image is None
+
+
+def test_update_user_keeps_an_https_image(signed_in):
+    signed_in.api_post("/update-user", {"image": "https://img.example.com/a.png"})
+    assert signed_in.api_get("/get-session").json()["user"]["image"] == "https://img.example.com/a.png"
+
+
+@pytest.mark.parametrize("image", ACTIVE)
+def test_sign_up_refuses_an_image_that_is_not_an_http_url(api, image):
+    response = api.api_post("/sign-up/email", {"email": "x@example.com", "password": PASSWORD,
+                                               "name": "X", "image": image})
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "VALIDATION_ERROR"
+    assert not get_user_model().objects.exists()
+
+
+class Provider(external_identity.Authority):
+    provider_id = "example"
+
+
+@pytest.mark.parametrize("picture", ACTIVE)
+def test_a_provider_picture_that_is_not_an_http_url_is_dropped(picture):
+    identity = external_identity.Identity(account_id="sub-1", email="p@example.com", image=picture)
+    user, _ = external_identity.create_user(Provider(), identity)
+    assert get_user_model().objects.get(pk=user.pk).image is None
+
+
+def test_a_provider_https_picture_is_kept():
+    identity = external_identity.Identity(account_id="sub-1", email="p@example.com",
+                                          image="https://idp.example.com/p.png")
+    user, _ = external_identity.create_user(Provider(), identity)
+    assert get_user_model().objects.get(pk=user.pk).image == "https://idp.example.com/p.png"
