@@ -43,7 +43,7 @@ def test_state_row_holds_the_flow_for_ten_minutes(api, corp):
     row = Verification.objects.get(identifier=query["state"])
     value = json.loads(row.value)
     assert value["callbackURL"] == "/dashboard" and value["errorURL"] == "/oops"
-    assert value["newUserURL"] == "/welcome" and value["plan"] == "pro"
+    assert value["newUserURL"] == "/welcome" and value["additionalData"]["plan"] == "pro"
     assert len(value["codeVerifier"]) == 128 and value["codeVerifier"] != "x"
     assert value["idTokenNonce"] == query["nonce"] and value["oauthState"] == query["state"]
     assert 590 <= (row.expires_at - timezone.now()).total_seconds() <= 600

@@ -15,7 +15,7 @@ from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from authservice import app_settings, links, signals, tokens, wire
+from authservice import app_settings, links, origins, signals, tokens, wire
 from authservice.cookies import STATE, signed_value
 from authservice.errors import APIError, OAuthCallbackError as E, codes
 from authservice.flows import external_identity
@@ -28,6 +28,7 @@ logger = logging.getLogger("authservice.social")
 
 STATE_EXPIRES_IN = 600  # seconds the verification row lives (core.md §5.2)
 STATE_COOKIE_MAX_AGE = 300
+STATE_URL_KEYS = ("callbackURL", "errorURL", "newUserURL")
 CALLBACK_PARAMS = ("code", "state", "error", "error_description", "iss", "user", "device_id")
 
 
@@ -61,14 +62,17 @@ def start(ctx, provider, body, link=None):
         logger.warning("cannot start sign-in with %s: %s", provider.id, exc)
         raise APIError(400, codes.INVALID_OAUTH_CONFIGURATION) from None
     expires_at = timezone.now() + timedelta(seconds=STATE_EXPIRES_IN)
-    fixed = {
-        "callbackURL": callback_url, "codeVerifier": verifier, "errorURL": body.get("errorCallbackURL"),
-        "newUserURL": body.get("newUserCallbackURL"), "link": link,
+    # The client's free-form additionalData gets a namespace of its own: merged into the top level it
+    # could supply any server key left empty (a ``link`` to another user's id, an unchecked errorURL,
+    # requestSignUp), I1/I4. Every server key is always written, null when empty, and the callback
+    # reads only these.
+    value = {
+        "callbackURL": callback_url, "codeVerifier": verifier, "errorURL": body.get("errorCallbackURL") or None,
+        "newUserURL": body.get("newUserCallbackURL") or None, "link": link,
         "requestSignUp": body.get("requestSignUp"), "idTokenNonce": nonce,
         "expiresAt": int(expires_at.timestamp() * 1000), "oauthState": state, "providerId": provider.id,
+        "additionalData": body.get("additionalData") or None,
     }
-    # additionalData rides along but can never replace the keys the callback relies on.
-    value = {**(body.get("additionalData") or {}), **{k: v for k, v in fixed.items() if v is not None}}
     Verification.objects.create(identifier=state, value=json.dumps(value), expires_at=expires_at)
     ctx.set_cookie(STATE, signed_value(state), max_age=STATE_COOKIE_MAX_AGE)
     return url
@@ -88,6 +92,23 @@ def parse_callback_params(raw):
     return found
 
 
+def checked_redirect(ctx, url):
+    """``url`` if the browser may be sent there now, else None.
+
+    I4, second line of defence: the start checked these URLs, but whatever a state holds is followed
+    only if it passes the one URL rule again (or is our own origin, the default callbackURL).
+    """
+    if not isinstance(url, str) or not url:
+        return None
+    try:
+        if url == links.public_origin(ctx) or origins.is_allowed_url(url):
+            return url
+    except origins.MalformedURL:
+        pass
+    logger.warning("state URL refused: %.200r", url)
+    return None
+
+
 def consume_state(ctx, state):
     """The state's data; the row is deleted and the cookie expired (single use, core.md §5.2)."""
     row = Verification.objects.filter(identifier=state).order_by("-created_at").first()
@@ -99,7 +120,8 @@ def consume_state(ctx, state):
             data = None
     if not isinstance(data, dict) or not isinstance(data.get("codeVerifier"), str):
         raise SignInFailure(E.STATE_MISMATCH)  # nothing readable: the default target
-    error_url = data.get("errorURL") if isinstance(data.get("errorURL"), str) else None
+    data.update({key: checked_redirect(ctx, data.get(key)) for key in STATE_URL_KEYS})
+    error_url = data["errorURL"]
     cookie = ctx.signed_cookie(STATE)
     if data.get("oauthState", state) != state or not cookie or not tokens.constant_time_equals(cookie, state):
         raise SignInFailure(E.STATE_MISMATCH, target=error_url)
@@ -161,7 +183,7 @@ def _finish(ctx, provider_id, params, data):
         return callback_url
     if not profile.email:
         raise SignInFailure(E.EMAIL_NOT_FOUND)
-    disable_sign_up = (provider.disable_implicit_sign_up and not data.get("requestSignUp")) \
+    disable_sign_up = (provider.disable_implicit_sign_up and data.get("requestSignUp") is not True) \
         or provider.disable_sign_up
     try:
         _user, _session, is_new = sign_in_with_profile(ctx, provider, profile, oauth_tokens, disable_sign_up)
