@@ -3,14 +3,16 @@
 /update-user and /sign-up/email stored any string as ``image`` and get-session returned it, and a
 social or SSO provider's ``picture`` claim was stored as sent, so ``javascript:`` and ``data:`` URLs
 reached every client that renders the avatar (``<a href={user.image}>``, an admin page linking it).
-Now the API refuses them (400 VALIDATION_ERROR) and a provider's is dropped (stored as null).
+Now the API refuses them (400 VALIDATION_ERROR) and a provider's is dropped (stored as null): social and
+SSO users are both made by authservice.flows.external_identity.create_user, tested here through a
+social sign-in against a stub OpenID provider.
 """
 
 import pytest
 from django.contrib.auth import get_user_model
 
-from authservice.flows import external_identity
 from tests.conftest import PASSWORD, error_of
+from tests.peers.social import _stub_server, corp, sign_in_with_corp, stub  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 
@@ -40,19 +42,14 @@ def test_sign_up_refuses_an_image_that_is_not_an_http_url(api, image):
     assert not get_user_model().objects.exists()
 
 
-class Provider(external_identity.Authority):
-    provider_id = "example"
-
-
 @pytest.mark.parametrize("picture", ACTIVE)
-def test_a_provider_picture_that_is_not_an_http_url_is_dropped(picture):
-    identity = external_identity.Identity(account_id="sub-1", email="p@example.com", image=picture)
-    user, _ = external_identity.create_user(Provider(), identity)
-    assert get_user_model().objects.get(pk=user.pk).image is None
+def test_a_provider_picture_that_is_not_an_http_url_is_dropped(api, corp, picture):
+    response = sign_in_with_corp(api, corp, sub="sub-ada", picture=picture)
+    assert response.status_code == 302 and "error" not in response["Location"]
+    assert get_user_model().objects.get().image is None
+    assert api.api_get("/get-session").json()["user"]["image"] is None
 
 
-def test_a_provider_https_picture_is_kept():
-    identity = external_identity.Identity(account_id="sub-1", email="p@example.com",
-                                          image="https://idp.example.com/p.png")
-    user, _ = external_identity.create_user(Provider(), identity)
-    assert get_user_model().objects.get(pk=user.pk).image == "https://idp.example.com/p.png"
+def test_a_provider_https_picture_is_kept(api, corp):
+    sign_in_with_corp(api, corp, sub="sub-ada", picture="https://idp.example.com/p.png")
+    assert get_user_model().objects.get().image == "https://idp.example.com/p.png"
