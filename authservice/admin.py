@@ -68,6 +68,11 @@ class UserAdmin(DjangoUserAdmin):
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
+        if change and "email" in form.changed_data:
+            from authservice.flows import passwords  # noqa: PLC0415
+
+            # Reset links mailed to the old address must not reset the account any more.
+            passwords.revoke_reset_tokens(obj)
         # A user given a password here signs in with it: that needs the credential account.
         if not change and obj.has_usable_password():
             Account.objects.get_or_create(provider_id=Account.CREDENTIAL, account_id=obj.pk,

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 
 from authservice import app_settings, signals
 from authservice.errors import APIError, codes
-from authservice.flows import sessions, verification
+from authservice.flows import passwords, sessions, verification
 
 
 def change_email(ctx, found, new_email, callback_url=None):
@@ -52,6 +52,8 @@ def _update_now(ctx, found, new_email, callback_url, can_mail):
         try:
             with transaction.atomic():
                 user.save(update_fields=["email", "updated_at"])
+                # Reset links mailed to the old address must not reset the account any more.
+                passwords.revoke_reset_tokens(user)
             moved = True
         except IntegrityError:  # taken between the check and the write
             user.email = old_email

@@ -1,9 +1,12 @@
 """Sending and following e-mail verification links, change-e-mail links included (core.md §4.7, §4.8).
 
 Tokens are made and read by :mod:`authservice.flows.verification`; this module decides what a token
-does. A change-e-mail token carries ``email`` (the address the account has now), ``updateTo`` (the new
-one) and ``requestType``; the account is found by ``email``, so a link that was already applied no
-longer finds it (``USER_NOT_FOUND``), as in better-auth.
+does. A token names its account by id (``sub``) and by the address it was mailed for (``email``), and
+is honoured only while that account still has that address: otherwise ``USER_NOT_FOUND``, as
+better-auth answers a link that was already applied. Never the account that holds the address now:
+the address may have changed hands since (I1). A change-e-mail token also carries ``updateTo`` (the
+new address), ``requestType`` and a stamp of the account's password and verification state; a stale
+stamp answers ``INVALID_TOKEN``.
 """
 
 from django.contrib.auth import get_user_model
@@ -12,14 +15,23 @@ from django.db import IntegrityError, transaction
 from authservice import app_settings, links, signals, wire
 from authservice.api.context import Redirect
 from authservice.errors import APIError, codes
-from authservice.flows import sessions, verification
+from authservice.flows import passwords, sessions, verification
 
 CONFIRMATION = "change-email-confirmation"
 CHANGE_VERIFICATION = "change-email-verification"
 
 
-def _find_user(email):
-    return get_user_model().objects.filter(email=email.lower()).first()
+def _token_user(payload):
+    """The account the token was mailed for, while it still has the token's address (else 401)."""
+    user_id = payload.get("sub")
+    user = get_user_model().objects.filter(pk=user_id).first() if user_id else None
+    if user is None or user.email.lower() != payload["email"]:
+        raise APIError(401, codes.USER_NOT_FOUND)
+    if payload.get("updateTo") and not verification.stamp_matches(user, payload):
+        # The password was reset or set, or the address verified, since the link was asked for:
+        # whoever asked may not be the owner who proved the mailbox since.
+        raise APIError(401, codes.INVALID_TOKEN)
+    return user
 
 
 def _require_enabled():
@@ -59,9 +71,7 @@ def verify(ctx, token, callback_url=None):
     """
     try:
         payload = verification.read_token(token)
-        user = _find_user(payload["email"])
-        if user is None:
-            raise APIError(401, codes.USER_NOT_FOUND)
+        user = _token_user(payload)
         if payload.get("updateTo"):
             result = _apply_change(ctx, user, payload, callback_url)
         else:
@@ -95,7 +105,7 @@ def _sign_in(ctx, user):
 
 def _apply_change(ctx, user, payload, callback_url):
     found = sessions.get_session(ctx)
-    if found is not None and found.user.email.lower() != payload["email"]:
+    if found is not None and found.user.pk != user.pk:
         raise APIError(401, codes.INVALID_USER)
     request_type = payload.get("requestType")
     new_email = payload["updateTo"]
@@ -132,5 +142,7 @@ def _move_address(user, new_email, verified):
     try:
         with transaction.atomic():
             user.save(update_fields=["email", "email_verified", "updated_at"])
+            # Reset links mailed to the old address must not reset the account any more.
+            passwords.revoke_reset_tokens(user)
     except IntegrityError:  # taken between the check and the write
         raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL) from None

@@ -4,7 +4,14 @@ A reset token is 24 characters of ``[A-Za-z0-9]`` stored as the verification row
 ``reset-password:<token>`` whose value is the user id. Following the link (GET) does not use it up;
 ``POST /reset-password`` consumes it with one DELETE whose row count says who won, so two requests
 (or two server processes) can never both use one token. Setting a password (this reset or a change)
-deletes every other outstanding token of the user.
+deletes every other outstanding token of the user, and so does any change of the user's address
+(change-e-mail links, flow (a), the admin): a link mailed to an address the account has left proves
+nothing about whoever reads that mailbox now.
+
+A reset of an account whose address was never verified also ends every session of it, whatever
+``revoke_sessions_on_password_reset`` says: the reset is the first proof that the mailbox's owner holds
+the account, and a session opened before it may be a pre-hijacker's (someone who signed up with the
+victim's address and kept the session, I1).
 
 The request for a link only enqueues a task (authservice.tasks); the task makes the token and mails
 it when the address is an active user's, so the request does the same work for every address (I7).
@@ -121,7 +128,9 @@ def reset(ctx, token, new_password):
     with transaction.atomic():
         # Also deletes every other outstanding reset token of the user.
         passwords.store_password(user, hashed)
-    if app_settings.email_and_password.revoke_sessions_on_password_reset:
+    # An unverified account's sessions may be a pre-hijacker's: this reset is the first proof of
+    # the mailbox, so they all end whatever the setting says (I1).
+    if app_settings.email_and_password.revoke_sessions_on_password_reset or not user.email_verified:
         sessions.revoke(user)
     signals.password_reset.send(sender=type(user), user=user)
     return {"status": True}

@@ -53,6 +53,11 @@ def store_password(user, hashed):
 
 
 def revoke_reset_tokens(user):
+    """End every outstanding reset link of ``user``: on a new password, and on a new address.
+
+    Every path that changes a user's address calls this (change-e-mail links and flow (a), the
+    admin); code of a project that changes ``user.email`` itself should too.
+    """
     Verification.objects.filter(identifier__startswith=RESET_TOKEN_PREFIX, value=str(user.pk)).delete()
 
 

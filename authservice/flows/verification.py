@@ -1,13 +1,21 @@
 """E-mail verification tokens and mails (core.md §4.7, §4.8, §7.2).
 
 Tokens are stateless, signed with the app secret and carry their own expiry, so expired and forged
-tokens are told apart (``TOKEN_EXPIRED`` vs ``INVALID_TOKEN``).
+tokens are told apart (``TOKEN_EXPIRED`` vs ``INVALID_TOKEN``). Besides better-auth's ``email``,
+``updateTo`` and ``requestType`` a token names its account by id (``sub``): an address changes hands
+(a release, a deletion, a sign-up by its real owner), so a link must never apply to whoever holds the
+address when it is clicked, only to the account it was mailed for while that account still has the
+address (I1). A change-e-mail token also carries ``stamp``, a digest of the account's password and
+verification state, so a password reset (the owner proving the mailbox) or a verification kills the
+change links an earlier holder of the account asked for; and since applying one moves the address,
+it kills its siblings too (I9): the link is, in effect, single-use.
 """
 
 import time
 
 from django.contrib.auth import get_user_model
 from django.core import signing
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from authservice import app_settings, links, tasks
 from authservice.adapter import get_adapter
@@ -17,11 +25,35 @@ from authservice.errors import APIError, codes
 SALT = "authservice.email-verification"
 
 
-def make_token(email, update_to=None, request_type=None, expires_in=None):
-    payload = {"email": email.lower(), "exp": int(time.time()) + (
+def account_stamp(user):
+    """A digest of what a change-e-mail link must outlive unchanged: the password and the verification.
+
+    Not the password hash itself: the token's payload is signed, not encrypted.
+    """
+    state = f"{user.pk}|{user.password}|{bool(user.email_verified)}"
+    return salted_hmac(SALT + ".stamp", state, secret=app_settings.secret(), algorithm="sha256").hexdigest()[:32]
+
+
+def stamp_matches(user, payload):
+    return constant_time_compare(payload.get("stamp") or "", account_stamp(user))
+
+
+def make_token(email, update_to=None, request_type=None, expires_in=None, user=None):
+    """A signed link token for ``user`` at ``email``; ``user`` defaults to whoever has ``email`` now.
+
+    Without an account the token names none, and following it answers ``USER_NOT_FOUND``.
+    """
+    email = email.lower()
+    if user is None:
+        user = get_user_model().objects.filter(email=email).first()
+    payload = {"email": email, "exp": int(time.time()) + (
         expires_in or app_settings.email_verification.expires_in)}
+    if user is not None:
+        payload["sub"] = str(user.pk)
     if update_to:
         payload["updateTo"] = update_to.lower()
+        if user is not None:
+            payload["stamp"] = account_stamp(user)
     if request_type:
         payload["requestType"] = request_type
     return signing.dumps(payload, key=app_settings.secret(), salt=SALT)
@@ -72,7 +104,7 @@ def deliver(*, kind, email, base, callback_url, user_id, update_to, request_type
     if update_to and User.objects.filter(email=update_to).exclude(pk=user.pk).exists():
         # The new address is taken: the caller got the same answer, nobody gets a link.
         return
-    token = make_token(user.email, update_to, request_type)
+    token = make_token(user.email, update_to, request_type, user=user)
     to = update_to if (update_to and request_type != "change-email-confirmation") else user.email
     get_adapter().send_mail(kind, to, {
         "user": user, "email": to, "new_email": update_to, "token": token,
