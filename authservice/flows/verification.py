@@ -5,10 +5,10 @@ tokens are told apart (``TOKEN_EXPIRED`` vs ``INVALID_TOKEN``). Besides better-a
 ``updateTo`` and ``requestType`` a token names its account by id (``sub``): an address changes hands
 (a release, a deletion, a sign-up by its real owner), so a link must never apply to whoever holds the
 address when it is clicked, only to the account it was mailed for while that account still has the
-address (I1). A change-e-mail token also carries ``stamp``, a digest of the account's password and
-verification state, so a password reset (the owner proving the mailbox) or a verification kills the
-change links an earlier holder of the account asked for; and since applying one moves the address,
-it kills its siblings too (I9): the link is, in effect, single-use.
+address (I1). A change-e-mail token also carries ``stamp``, a digest of the account's password,
+verification state and last update, so a password reset (the owner proving the mailbox) or a
+verification kills the change links an earlier holder of the account asked for, and applying one
+link (which updates the account) kills its siblings and itself: change links are single-use (I9).
 """
 
 import time
@@ -26,11 +26,14 @@ SALT = "authservice.email-verification"
 
 
 def account_stamp(user):
-    """A digest of what a change-e-mail link must outlive unchanged: the password and the verification.
+    """A digest of what a change-e-mail link must outlive unchanged: the password, the verification
+    and the account's last update (``updated_at`` moves with every save through the model, the
+    password and verification are checked too because bulk updates skip it).
 
     Not the password hash itself: the token's payload is signed, not encrypted.
     """
-    state = f"{user.pk}|{user.password}|{bool(user.email_verified)}"
+    updated = user.updated_at.isoformat() if user.updated_at else ""
+    state = f"{user.pk}|{user.password}|{bool(user.email_verified)}|{updated}"
     return salted_hmac(SALT + ".stamp", state, secret=app_settings.secret(), algorithm="sha256").hexdigest()[:32]
 
 
