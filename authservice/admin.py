@@ -69,7 +69,7 @@ class UserAdmin(DjangoUserAdmin):
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
         if change and "email" in form.changed_data:
-            from authservice.flows import passwords  # noqa: PLC0415
+            from authservice.flows import passwords
 
             # Reset links mailed to the old address must not reset the account any more.
             passwords.revoke_reset_tokens(obj)

@@ -21,7 +21,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core import mail
 
-from tests.conftest import PASSWORD, ApiClient, _test_defaults, configure  # noqa: F401 - fixtures
+from tests.conftest import PASSWORD, ApiClient
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +47,7 @@ def _change_links(client, *new_emails):
 
 
 def _victim_arrives():
-    victim_client, victim = _sign_up(VICTIM, "victim pass 123")
+    _, victim = _sign_up(VICTIM, "victim pass 123")
     get_user_model().objects.filter(pk=victim.pk).update(email_verified=True)
     return victim
 

@@ -17,7 +17,7 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from django.test import Client
 
-from tests.conftest import PASSWORD, ApiClient, _test_defaults, configure  # noqa: F401 - fixtures
+from tests.conftest import PASSWORD, ApiClient
 
 pytestmark = pytest.mark.django_db
 
