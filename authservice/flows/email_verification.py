@@ -95,7 +95,10 @@ def _verify_plain(ctx, user):
 
 
 def _sign_in(ctx, user):
-    """Keep the caller's session when it is already this user's, else start one."""
+    """Keep the caller's session when it is already this user's, else start one (an inactive user
+    gets none: the link still verifies the address)."""
+    if not user.is_active:
+        return
     found = sessions.get_session(ctx)
     if found is not None and found.user.pk == user.pk:
         sessions.set_session_cookie(ctx, found.session)
@@ -119,7 +122,7 @@ def _apply_change(ctx, user, payload, callback_url):
     verified = request_type == CHANGE_VERIFICATION
     old_email = user.email
     _move_address(user, new_email, verified)
-    if found is None:
+    if found is None and user.is_active:
         sessions.create_session(ctx, user)
     else:
         sessions.set_session_cookie(ctx, found.session)

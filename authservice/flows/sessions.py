@@ -29,6 +29,10 @@ def create_session(ctx, user, remember=True, announce=True):
     ``announce=False`` leaves ``user_signed_in`` to the caller: one creating the session inside a
     transaction sends it after the block, so a receiver that raises cannot roll the rows back.
     """
+    if not getattr(user, "is_active", True):
+        # The one place sessions are made: whatever flow got here, an inactive user gets none (I1).
+        # Flows refuse earlier with their own answer; this is the backstop for one that forgot.
+        raise APIError(401, codes.FAILED_TO_CREATE_SESSION)
     now = timezone.now()
     expires_in = app_settings.session.expires_in if remember else DONT_REMEMBER_EXPIRES_IN
     session = Session.objects.create(

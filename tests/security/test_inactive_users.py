@@ -82,3 +82,29 @@ def test_saml_refuses_an_inactive_user(saml_provider, browser, make_user):
     assert error_of(response) == REFUSED
     assert not Session.objects.filter(user=ada).exists()
     assert session_user(browser) is None
+
+
+# --- e-mail verification links -----------------------------------------------------------------------
+def test_a_verification_link_signs_no_inactive_user_in(api, make_user, configure):
+    """The link still verifies the address; the auto sign-in it may trigger starts no session."""
+    from authservice.flows.verification import make_token
+
+    configure(email_verification={"auto_sign_in_after_verification": True})
+    ada = make_user(email="ada@example.com")
+    deactivate(ada)
+    response = api.api_get("/verify-email", {"token": make_token(ada.email, user=ada)})
+    assert response.status_code == 200
+    assert not Session.objects.filter(user=ada).exists()
+
+
+def test_no_flow_can_open_a_session_for_an_inactive_user(make_user):
+    """The backstop in the one function that makes sessions, for a flow that forgot to check."""
+    from authservice.api.context import Context
+    from authservice.errors import APIError
+    from authservice.flows import sessions
+
+    ada = make_user(email="ada@example.com")
+    deactivate(ada)
+    with pytest.raises(APIError):
+        sessions.create_session(Context(None, headers={}), ada)
+    assert not Session.objects.filter(user=ada).exists()
