@@ -33,6 +33,12 @@ ARGON2_FIRST = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _hashers_under_test(settings):
+    # tests/conftest.py configures MD5 alone; these tests need ours too.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher", *ARGON2_FIRST]
+
+
 def verifies(password, better_auth_hash):
     return BetterAuthScryptPasswordHasher().verify(password, normalize_imported(better_auth_hash))
 
