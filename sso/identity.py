@@ -27,8 +27,20 @@ def is_linked(provider):
     return Account.objects.filter(provider_id=provider.provider_id).exists()
 
 
+def account_key(config):
+    """Which value keys a SAML account: None for the NameID, else the attribute ``mapping.id`` names.
+
+    Part of the identity (I5 -> I1): re-pointing linked accounts at an attribute the IdP's users edit
+    themselves (``displayName``) would let one user's assertion sign in as another.
+    """
+    mapping = config.get("mapping") if isinstance(config, dict) else None
+    key = mapping.get("id") if isinstance(mapping, dict) else None
+    return None if key in (None, "", "nameID") else key
+
+
 def saml(config):
-    """What a SAML provider's identity is made of: metadata URL, IdP entity ID, trusted signing keys.
+    """What a SAML provider's identity is made of: metadata URL, IdP entity ID, trusted signing keys,
+    and which value keys its accounts.
 
     The keys are the very ones the ACS verifies with (``Settings.signing_certificates``: configured
     certificates, else the metadata's signing keys), so the lock guards what is used.
@@ -39,7 +51,7 @@ def saml(config):
     settings = Settings(None, config)
     idp = settings.idp
     return {"url": idp.get("url") or None, "entityID": settings.idp_entity_id,
-            "keys": sorted(set(settings.signing_certificates))}
+            "keys": sorted(set(settings.signing_certificates)), "accountKey": account_key(config)}
 
 
 def check_unchanged(provider, before, after, *, allow_rekey=False):

@@ -24,7 +24,8 @@ SOCIAL_IDS = (
     "twitch", "twitter", "vercel", "vk", "zoom",
 )
 SECRET_METHODS = ("client_secret_basic", "client_secret_post")
-# Changes refused while accounts are linked to the provider (sso.md §2 update-provider).
+# Changes refused while accounts are linked to the provider (sso.md §2 update-provider); for SAML also
+# the account key (``mapping.id``, sso.identity.account_key). OIDC accounts are always keyed by ``sub``.
 OIDC_IDENTITY_KEYS = ("clientId", "discoveryEndpoint", *discovery.ENDPOINT_KEYS)
 SAML_IDENTITY_KEYS = ("audience", "callbackUrl", "entryPoint", "identifierFormat", "cert",
                       "wantAssertionsSigned")
@@ -85,6 +86,9 @@ def _check_organization(user, organization_id):
 
 
 def _check_provider_id(provider_id):
+    # One DNS label part: it names the domain-verification TXT record (I1) and sits unescaped in
+    # callback paths, so a dot, backslash, slash or control character must never get in.
+    domains.check_provider_id(provider_id)
     if provider_id in reserved_ids():
         raise APIError(422, codes.PROVIDER_ID_RESERVED)
     if SsoProvider.objects.filter(provider_id=provider_id).exists():
@@ -185,6 +189,7 @@ def _identity_changed(provider, issuer, oidc, saml):
     if saml is not None:
         before = provider.saml_config or {}
         return (_changed(before, saml, SAML_IDENTITY_KEYS)
+                or identity.account_key(before) != identity.account_key(saml)
                 or _changed(before.get("idpMetadata") or {}, saml.get("idpMetadata") or {},
                             SAML_IDP_IDENTITY_KEYS)
                 or _changed(before.get("spMetadata") or {}, saml.get("spMetadata") or {},

@@ -56,13 +56,18 @@ def _names(configured, fallbacks):
 
 def identity(name_id, assertion, config):
     """A ``linking.identity`` for the NameID and attributes of ``assertion``; raises MappingError."""
-    mapping = config.get("mapping") or {}
+    mapping = config.get("mapping")
+    mapping = mapping if isinstance(mapping, dict) else {}  # a legacy row of another shape maps nothing
     values, friendly = raw_attributes(assertion)
     if not name_id:
         raise MappingError("SAML response is missing the NameID")
     subject = name_id
     if mapping.get("id") and mapping["id"] != "nameID":
-        subject = _lookup(values, friendly, (mapping["id"],)) or name_id
+        # No fallback to the NameID: account_id would mix two namespaces, and a NameID equal to another
+        # user's attribute value would sign in as them (I1).
+        subject = _lookup(values, friendly, (mapping["id"],))
+        if not isinstance(subject, str) or not subject:
+            raise MappingError("SAML response is missing the attribute that identifies the account")
     email = _lookup(values, friendly, _names(mapping.get("email"), EMAIL_NAMES)) or name_id
     email = email.strip().lower()
     if "@" not in email:
