@@ -10,10 +10,12 @@ the hashers below are the real ones, configured through PASSWORD_HASHERS, that o
 """
 
 from collections import Counter
+from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import Argon2PasswordHasher, PBKDF2PasswordHasher, make_password
+from django.core.management import call_command
 
 from authservice.hashers import BetterAuthScryptPasswordHasher
 from authservice.models import Account
@@ -115,3 +117,12 @@ def test_an_imported_user_signs_in_with_the_original_password_and_is_rehashed_to
     stored = get_user_model().objects.get(email="imported@example.com")
     assert stored.password.startswith("argon2$")
     assert stored.check_password(IMPORTED_PASSWORD)
+
+
+def test_the_stored_hashers_command_names_a_configured_hasher_no_hash_uses(users):
+    get_user_model().objects.filter(email="pbkdf2@example.com").delete()
+    out = StringIO()
+    call_command("authservice_stored_hashers", stdout=out)
+    assert out.getvalue().splitlines() == [
+        "argon2: 1", "better_auth_scrypt: 1",
+        "pbkdf2_sha256: 0 (unused: drop it from PASSWORD_HASHERS to make every sign-in cheaper)"]
