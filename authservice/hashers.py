@@ -21,13 +21,17 @@ iterations with ``harden_runtime``, argon2's does nothing), and the re-hash afte
 """
 
 import functools
-
 import hashlib
 import re
 import secrets
 import unicodedata
 
-from django.contrib.auth.hashers import BasePasswordHasher, get_hashers, identify_hasher, mask_hash
+from django.contrib.auth.hashers import (
+    BasePasswordHasher,
+    get_hashers,
+    identify_hasher,
+    mask_hash,
+)
 from django.utils.crypto import constant_time_compare
 
 ALGORITHM = "better_auth_scrypt"
@@ -85,7 +89,7 @@ class BetterAuthScryptPasswordHasher(BasePasswordHasher):
         pass
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _throwaway_hash(hasher_class):
     """One hash per hasher class of a random password, made once: verifying against it costs what
     verifying a real hash of that hasher costs, and never matches."""

@@ -43,13 +43,13 @@ def test_sign_up_refuses_an_image_that_is_not_an_http_url(api, image):
 
 
 @pytest.mark.parametrize("picture", ACTIVE)
-def test_a_provider_picture_that_is_not_an_http_url_is_dropped(api, corp, picture):
+def test_a_provider_picture_that_is_not_an_http_url_is_dropped(api, corp, picture):  # noqa: F811
     response = sign_in_with_corp(api, corp, sub="sub-ada", picture=picture)
     assert response.status_code == 302 and "error" not in response["Location"]
     assert get_user_model().objects.get().image is None
     assert api.api_get("/get-session").json()["user"]["image"] is None
 
 
-def test_a_provider_https_picture_is_kept(api, corp):
+def test_a_provider_https_picture_is_kept(api, corp):  # noqa: F811
     sign_in_with_corp(api, corp, sub="sub-ada", picture="https://idp.example.com/p.png")
     assert get_user_model().objects.get().image == "https://idp.example.com/p.png"

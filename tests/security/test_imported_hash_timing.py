@@ -14,7 +14,11 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.hashers import Argon2PasswordHasher, PBKDF2PasswordHasher, make_password
+from django.contrib.auth.hashers import (
+    Argon2PasswordHasher,
+    PBKDF2PasswordHasher,
+    make_password,
+)
 from django.core.management import call_command
 
 from authservice.hashers import BetterAuthScryptPasswordHasher
