@@ -7,7 +7,7 @@ from authservice.api.registry import endpoint
 from authservice.flows import sessions
 from sso import domains, providers, wire
 from sso.endpoints.domains import DomainList
-from sso.inputs import Choice, Object, StringOrList, Url
+from sso.inputs import Choice, Object, SamlIdpMetadataInput, SamlSpMetadataInput, StringOrList, Url
 
 AUTH_METHODS = ("client_secret_basic", "client_secret_post", "private_key_jwt")
 
@@ -20,7 +20,7 @@ class OidcMappingInput(Object):
     name = inputs.String()
     emailVerified = inputs.String(required=False)
     image = inputs.String(required=False)
-    extraFields = inputs.Record(required=False)
+    extraFields = inputs.Record(required=False, values="string")  # {field: claim name}
 
 
 class OidcConfigInput(Object):
@@ -53,11 +53,11 @@ class SamlMappingInput(Object):
     emailVerified = inputs.String(required=False)
     firstName = inputs.String(required=False)
     lastName = inputs.String(required=False)
-    extraFields = inputs.Record(required=False)
+    extraFields = inputs.Record(required=False, values="string")  # {field: claim name}
 
 
 class SamlConfigInput(Object):
-    """The fields checked here; every other key (algorithms, SP options) is stored as sent."""
+    """Every key the SAML code reads, typed (sso.md §2); other keys are stored as sent (no code reads them)."""
 
     keep_unknown = True
 
@@ -66,10 +66,15 @@ class SamlConfigInput(Object):
     audience = inputs.String(required=False)
     callbackUrl = inputs.String(required=False)
     idpInitiatedCallbackUrl = inputs.String(required=False, allow_null=True)
-    idpMetadata = inputs.Record(required=False)
-    spMetadata = inputs.Record(required=False)
+    idpMetadata = SamlIdpMetadataInput(required=False)
+    spMetadata = SamlSpMetadataInput(required=False)
     wantAssertionsSigned = inputs.Boolean(required=False)
     authnRequestsSigned = inputs.Boolean(required=False)
+    signatureAlgorithm = inputs.String(required=False)
+    digestAlgorithm = inputs.String(required=False)
+    identifierFormat = inputs.String(required=False)
+    privateKey = inputs.String(required=False)
+    privateKeyPass = inputs.String(required=False)
     mapping = SamlMappingInput(required=False)
 
     def validate_callbackUrl(self, value):  # noqa: N802 - DRF's hook name follows the field

@@ -42,6 +42,15 @@ def _dict(value):
     return value if isinstance(value, dict) else {}
 
 
+def _list(value):
+    return value if isinstance(value, list) else []
+
+
+def _str(value):
+    """A stored string, else None: rows saved before samlConfig was typed may hold any JSON (never a 500)."""
+    return value if isinstance(value, str) else None
+
+
 @dataclass
 class Settings:
     """The SAML facts of one provider, read from its ``samlConfig``."""
@@ -64,16 +73,16 @@ class Settings:
     # --- SP ---------------------------------------------------------------------------------------
     @property
     def sp_entity_id(self):
-        return self.sp.get("entityID") or self.provider.issuer
+        return _str(self.sp.get("entityID")) or self.provider.issuer
 
     @property
     def audiences(self):
         """Values accepted in every AudienceRestriction: the SP entity ID, or ``audience``."""
-        return [value for value in (self.sp_entity_id, self.config.get("audience")) if value]
+        return [value for value in (self.sp_entity_id, _str(self.config.get("audience"))) if value]
 
     @property
     def name_id_format(self):
-        return self.config.get("identifierFormat") or EMAIL_FORMAT
+        return _str(self.config.get("identifierFormat")) or EMAIL_FORMAT
 
     @property
     def want_assertions_signed(self):
@@ -111,13 +120,13 @@ class Settings:
     def signature_algorithm(self):
         from sso.saml import algorithms
 
-        return algorithms.expand(algorithms.SIGNATURE, self.config.get("signatureAlgorithm") or DEFAULT_SIGNATURE)
+        return algorithms.expand(algorithms.SIGNATURE, _str(self.config.get("signatureAlgorithm")) or DEFAULT_SIGNATURE)
 
     @property
     def digest_algorithm(self):
         from sso.saml import algorithms
 
-        return algorithms.expand(algorithms.DIGEST, self.config.get("digestAlgorithm") or DEFAULT_DIGEST)
+        return algorithms.expand(algorithms.DIGEST, _str(self.config.get("digestAlgorithm")) or DEFAULT_DIGEST)
 
     def acs_url(self, ctx=None):
         return f"{links.base(ctx)}{ACS_PATH}{quote(self.provider.provider_id, safe='')}"
@@ -138,7 +147,7 @@ class Settings:
     @property
     def idp_entity_id(self):
         """The configured IdP entity ID, else the metadata's; ``None`` when neither names one."""
-        if self.idp.get("entityID"):
+        if _str(self.idp.get("entityID")):
             return self.idp["entityID"]
         root = _idp_descriptor_root(self.idp_metadata_xml)
         return root.get("entityID") if root is not None else None
@@ -174,10 +183,10 @@ class Settings:
             for service in root.iter(xml.q(xml.MD, "SingleSignOnService")):
                 if service.get("Binding") == BINDING_HTTP_REDIRECT and service.get("Location"):
                     return service.get("Location")
-        for service in self.idp.get("singleSignOnService") or []:
-            if isinstance(service, dict) and service.get("Location"):
+        for service in _list(self.idp.get("singleSignOnService")):
+            if isinstance(service, dict) and _str(service.get("Location")):
                 return service["Location"]
-        return self.config.get("entryPoint")
+        return _str(self.config.get("entryPoint"))
 
     def idp_metadata(self, issuer=None):
         """IdP metadata for pysaml2: the given XML, or one built from the entity ID, SSO URL and certs.
@@ -187,7 +196,7 @@ class Settings:
         """
         if self.idp_metadata_xml and not certificates_of(self.config):
             return self.idp_metadata_xml
-        entity_id = self.idp_entity_id or issuer or self.config.get("entryPoint") or "urn:unknown-idp"
+        entity_id = self.idp_entity_id or issuer or _str(self.config.get("entryPoint")) or "urn:unknown-idp"
         keys = "".join(
             '<md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>'
             f"{body}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>"

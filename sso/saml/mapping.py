@@ -81,7 +81,10 @@ def identity(name_id, assertion, config):
         raw = values.get(mapping["emailVerified"], values.get(friendly.get(mapping["emailVerified"], "")))
         verified = raw is True or raw == "true"
     info = {"id": subject, "email": email, "name": name, "emailVerified": verified}
-    for field_name, attribute in (mapping.get("extraFields") or {}).items():
+    extra = mapping.get("extraFields")
+    for field_name, attribute in (extra if isinstance(extra, dict) else {}).items():
+        if not isinstance(attribute, str):
+            continue
         key = attribute if attribute in values else friendly.get(attribute)
         info[field_name] = values.get(key) if key else None
     info["attributes"] = values

@@ -26,6 +26,8 @@ CASES = {
     "identifierFormat_list": ("identifierFormat", {"identifierFormat": ["a"]}),
     "sso_service_string": ("idpMetadata.singleSignOnService", {"idpMetadata": {
         "entityID": "https://idp.evil.test/e", "singleSignOnService": "https://idp.evil.test/sso"}}),
+    "mapping_extra_field_object": ("mapping.extraFields", {"mapping": {"email": "email", "name": "cn",
+                                                                      "extraFields": {"dept": {"a": 1}}}}),
     "sp_private_key_list": ("spMetadata.privateKey", {"spMetadata": {"privateKey": ["k"]}}),
 }
 RESPONSE = ('<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" '
