@@ -11,6 +11,7 @@ provider with many domains, or a nameserver that never answers, cannot hold a wo
 5 s per domain.
 """
 
+import re
 import socket
 import time
 from datetime import timedelta
@@ -32,6 +33,10 @@ from sso.models import SsoProvider
 PREFIX = "_auth-token-"  # SEED; better-auth uses "_better-auth-token-"
 TOKEN_LENGTH = 24
 DNS_LABEL_LIMIT = 63
+# What one DNS label part may hold here: a dot or a backslash-escaped dot would split the record name
+# into more labels (I1: ``x.team`` + ``corp.test`` is a name in the zone ``team.corp.test``), and
+# whitespace, control or non-ASCII characters cannot be published as a TXT owner name at all.
+LABEL_PART = re.compile(r"[A-Za-z0-9_-]+\Z")
 DNS_LIFETIME = 5.0  # seconds for one TXT lookup at most, retries included
 
 
@@ -43,6 +48,17 @@ def require_enabled():
     """The two endpoints exist only with domain verification on."""
     if not enabled():
         raise APIError(404, codes.NOT_FOUND)
+
+
+def is_label_part(provider_id):
+    """Whether ``provider_id`` can be (part of) exactly one DNS label."""
+    return isinstance(provider_id, str) and LABEL_PART.match(provider_id) is not None
+
+
+def check_provider_id(provider_id):
+    """400 INVALID_PROVIDER_ID unless ``provider_id`` is one DNS label part (registration, verify)."""
+    if not is_label_part(provider_id):
+        raise APIError(400, codes.INVALID_PROVIDER_ID)
 
 
 def identifier(provider_id):
@@ -115,13 +131,17 @@ def dns_timeout():
 
 
 def record_name(ident, host):
-    """``{ident}.{host}`` as a DNS name; 400 when it cannot be one (too long, an empty label)."""
-    text = f"{ident}.{host}"
-    if len(text) > hostnames.MAX_HOSTNAME:
+    """``{ident}.{host}`` as a DNS name, built from labels: ``ident`` is exactly one label, so the record
+    is always a direct child of ``host`` (I1). 400 when ``ident`` is not one label part, or the name
+    cannot be one (too long, an empty label)."""
+    if not is_label_part(ident):
+        raise APIError(400, codes.INVALID_PROVIDER_ID)
+    if len(ident) + 1 + len(host) > hostnames.MAX_HOSTNAME:
         raise APIError(400, codes.INVALID_DOMAIN)
     try:
-        return dns.name.from_text(text)
-    except dns.exception.DNSException:
+        parent = dns.name.from_text(host)
+        return dns.name.Name((ident.encode("ascii"),) + parent.labels)
+    except (dns.exception.DNSException, ValueError):
         raise APIError(400, codes.INVALID_DOMAIN) from None
 
 
@@ -144,6 +164,7 @@ def verify(provider):
     """Check every domain's TXT record and mark the provider verified (sso.md §7 verify-domain)."""
     if provider.domain_verified:
         raise APIError(409, codes.DOMAIN_VERIFIED)
+    check_provider_id(provider.provider_id)  # a row stored before the rule: refused, no lookup
     ident = identifier(provider.provider_id)
     if len(ident) > DNS_LABEL_LIMIT:
         raise APIError(400, codes.IDENTIFIER_TOO_LONG)

@@ -16,6 +16,7 @@ for _code, _message in {
     "ORGANIZATION_ADMIN_REQUIRED": "You must be an organization owner or admin to register SSO providers",
     "PROVIDER_ID_RESERVED": "This providerId is reserved and cannot be used for an SSO provider",
     "PROVIDER_ID_EXISTS": "SSO provider with this providerId already exists",
+    "INVALID_PROVIDER_ID": "providerId may contain only letters, digits, '-' and '_'",
     "PROVIDER_ACCESS_DENIED": "You don't have access to this provider",
     "PROVIDER_CONFIG_TYPE_MISMATCH": (
         "Cannot update SAML config for a provider that doesn't have SAML configured"

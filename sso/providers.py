@@ -86,6 +86,9 @@ def _check_organization(user, organization_id):
 
 
 def _check_provider_id(provider_id):
+    # One DNS label part: it names the domain-verification TXT record (I1) and sits unescaped in
+    # callback paths, so a dot, backslash, slash or control character must never get in.
+    domains.check_provider_id(provider_id)
     if provider_id in reserved_ids():
         raise APIError(422, codes.PROVIDER_ID_RESERVED)
     if SsoProvider.objects.filter(provider_id=provider_id).exists():

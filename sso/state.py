@@ -3,6 +3,11 @@
 The key is the OIDC ``state`` and the SAML ``RelayState``: 32 random characters, stored in the
 database (never in process memory, [D8]) for 10 minutes and consumed by an atomic delete, so two
 callbacks racing with the same state cannot both succeed.
+
+The row's identifier is ``sso-state:<key>`` and :func:`consume` only ever looks under that prefix:
+the Verification table is shared with other single-use rows (domain tokens ``_auth-token-…``, reset
+tokens, OAuth states), and a bare key would let an anonymous callback consume (delete) one of those
+by sending its identifier as ``state``/``RelayState`` (I9).
 """
 
 import json
@@ -17,6 +22,12 @@ from authservice.models import Verification
 STATE_TTL = 600  # seconds the row lives (sso.md §1)
 COOKIE_MAX_AGE = 300  # seconds the signed state cookie lives (sso.md §3)
 STATE_LENGTH = 32
+NAMESPACE = "sso-state:"
+
+
+def row_identifier(key):
+    """The Verification identifier of the state ``key``."""
+    return NAMESPACE + key
 
 
 class StateError(Exception):
@@ -79,7 +90,8 @@ def store(provider, *, callback_url, error_url=None, new_user_url=None, request_
         provider_ref=provider.provider_ref(), expires_at=int(expires.timestamp() * 1000),
         code_verifier=code_verifier, nonce=nonce, scopes=list(scopes),
     )
-    Verification.objects.create(identifier=pending.key, value=pending.to_json(), expires_at=expires)
+    Verification.objects.create(identifier=row_identifier(pending.key), value=pending.to_json(),
+                                expires_at=expires)
     return pending
 
 
@@ -91,7 +103,7 @@ def consume(key):
     """
     if not isinstance(key, str) or len(key) != STATE_LENGTH:
         raise StateError("state_mismatch")
-    row = Verification.objects.find(key)
+    row = Verification.objects.find(row_identifier(key))
     if row is None:
         raise StateError("state_mismatch")
     if not row.claim():  # another request consumed it between our read and our delete

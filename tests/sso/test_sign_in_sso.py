@@ -11,6 +11,7 @@ from authservice import auth
 from authservice.errors import APIError
 from authservice.models import Verification
 from sso.models import Organization, SsoProvider
+from sso.state import row_identifier
 from tests.conftest import error_of
 from tests.sso.conftest_oidc import *  # noqa: F403 - fixtures
 
@@ -78,7 +79,7 @@ def test_the_state_is_stored_with_the_pkce_verifier_and_provider_reference(api, 
     state = params["state"]
     assert len(state) == 32
     assert set(state) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-    value = json.loads(Verification.objects.get(identifier=state).value)
+    value = json.loads(Verification.objects.get(identifier=row_identifier(state)).value)
     assert value["callbackURL"] == "/dashboard"
     assert value["errorURL"] == "/oops"
     assert value["newUserURL"] == "/welcome"
@@ -93,7 +94,7 @@ def test_the_state_is_stored_with_the_pkce_verifier_and_provider_reference(api, 
 
 def test_the_state_lives_ten_minutes(api, acme):
     state = dict(params_of(sign_in(api, providerId="acme")))["state"]
-    row = Verification.objects.get(identifier=state)
+    row = Verification.objects.get(identifier=row_identifier(state))
     assert 590 <= (row.expires_at - row.created_at).total_seconds() <= 600
 
 

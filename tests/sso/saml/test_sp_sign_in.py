@@ -10,6 +10,7 @@ from defusedxml import ElementTree
 from django.utils import timezone
 
 from authservice.models import Verification
+from sso.state import row_identifier
 from tests.conftest import BASE, ORIGIN, error_of
 from tests.sso.saml.conftest import post_acs, session_user, user_for
 
@@ -59,7 +60,7 @@ def test_the_relay_state_is_the_stored_state_key_never_a_url(saml_provider, brow
     saml_provider("acme-saml")
     url = browser.api_post("/sign-in/sso", {"providerId": "acme-saml", "callbackURL": "/dashboard"}).json()["url"]
     relay_state = parse_qs(urlsplit(url).query)["RelayState"][0]
-    stored = json.loads(Verification.objects.get(identifier=relay_state).value)
+    stored = json.loads(Verification.objects.get(identifier=row_identifier(relay_state)).value)
     assert stored["callbackURL"] == "/dashboard"
     assert stored["providerRef"]["providerId"] == "acme-saml"
 
