@@ -70,7 +70,7 @@ class StringOrList(inputs._Strict):  # noqa: SLF001
 Object = inputs.Object
 
 
-class ServiceList(inputs._Strict):  # noqa: SLF001
+class ServiceList(inputs._Strict):
     """``[{Binding, Location}]`` (idpMetadata.singleSignOnService ...): objects of strings, kept as sent."""
 
     expected = "array"

@@ -7,7 +7,14 @@ from authservice.api.registry import endpoint
 from authservice.flows import sessions
 from sso import domains, providers, wire
 from sso.endpoints.domains import DomainList
-from sso.inputs import Choice, Object, SamlIdpMetadataInput, SamlSpMetadataInput, StringOrList, Url
+from sso.inputs import (
+    Choice,
+    Object,
+    SamlIdpMetadataInput,
+    SamlSpMetadataInput,
+    StringOrList,
+    Url,
+)
 
 AUTH_METHODS = ("client_secret_basic", "client_secret_post", "private_key_jwt")
 

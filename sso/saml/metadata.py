@@ -18,6 +18,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from saml2 import BINDING_HTTP_POST
 
+from authservice import origins
 from authservice.errors import APIError
 from sso.errors import NO_PROVIDER_FOR_ID_MESSAGE, codes
 from sso.models import SsoProvider
@@ -88,6 +89,40 @@ def foreign_content(text, root):
     return None
 
 
+# Every URL-valued node SAML metadata may carry (I4: whatever we store or serve is http(s)); checked by
+# sso.saml.validation at register, update and refresh, and dropped from a served document (older rows).
+MDUI = "urn:oasis:names:tc:SAML:metadata:ui"
+MDRPI = "urn:oasis:names:tc:SAML:metadata:rpi"
+URL_ATTRIBUTES = ("Location", "ResponseLocation")  # on any element (endpoints, DiscoveryResponse ...)
+URL_ELEMENTS = frozenset({
+    xml.q(xml.MD, "OrganizationURL"), xml.q(xml.MD, "AdditionalMetadataLocation"),
+    xml.q(MDUI, "InformationURL"), xml.q(MDUI, "PrivacyStatementURL"), xml.q(MDUI, "Logo"),
+    xml.q(MDRPI, "RegistrationPolicy"), xml.q(MDRPI, "UsagePolicy"),
+})
+# md:EmailAddress is a mailto: URL or a plain address; any other scheme (javascript:) is refused.
+EMAIL_ELEMENTS = frozenset({xml.q(xml.MD, "EmailAddress")})
+
+
+def _is_contact_address(value):
+    return value.lower().startswith("mailto:") or (":" not in value and not any(c.isspace() for c in value))
+
+
+def bad_url(element):
+    """``"<name> <attribute>"`` (or ``"<name>"``) of the first URL node of ``element`` that is not an
+    allowed URL, else None."""
+    name = element.tag.rpartition("}")[2] if isinstance(element.tag, str) else ""
+    for attribute in URL_ATTRIBUTES:
+        value = element.get(attribute)
+        if value is not None and not origins.is_http_url(value):
+            return f"{name} {attribute}"
+    text = (element.text or "").strip()
+    if element.tag in URL_ELEMENTS and text and not origins.is_http_url(text):
+        return name
+    if element.tag in EMAIL_ELEMENTS and text and not _is_contact_address(text):
+        return name
+    return None
+
+
 def _start_tag(element, declarations=()):
     namespace, _, local = element.tag[1:].partition("}")
     parts = [f"<{SERVED_PREFIXES[namespace]}:{local}"]
@@ -111,7 +146,8 @@ def _serialise(root, declarations):
             out.append(closing + escape(element.tail or "") if element is not root else closing)
             continue
         opening, end_tag = _start_tag(element, declare)
-        children = [child for child in element if _namespace(child.tag) in SERVED_PREFIXES]
+        children = [child for child in element
+                    if _namespace(child.tag) in SERVED_PREFIXES and bad_url(child) is None]
         if not children and not element.text:
             out.append(opening + "/>" + ("" if element is root else escape(element.tail or "")))
             continue

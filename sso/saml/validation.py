@@ -5,18 +5,17 @@ source, PEM parsing): metadata XML, SP keys and the algorithm policy. Every prob
 code, never a 500.
 
 Metadata XML, IdP or SP, given or fetched, passes :func:`check_metadata_document`: nothing outside the
-SAML family of namespaces (I3: SP metadata is served from the auth origin) and every endpoint
-``Location``/``ResponseLocation`` http(s) (I4: the SSO location is where a browser is sent).
+SAML family of namespaces (I3: SP metadata is served from the auth origin) and every URL-valued node
+(``sso.saml.metadata.URL_ATTRIBUTES``/``URL_ELEMENTS``: endpoint locations, OrganizationURL, mdui URLs
+and logos) http(s), contact addresses mailto: (I4: a browser, or an IdP console, follows them).
 """
 
-from authservice import origins
 from authservice.errors import APIError
 from sso.errors import codes
 from sso.saml import algorithms, metadata, xml
 from sso.saml_config import load_certificate
 
 INVALID_IDP_METADATA = "Invalid IdP metadata: expected an EntityDescriptor with an IDPSSODescriptor"
-LOCATION_ATTRIBUTES = ("Location", "ResponseLocation")
 
 
 def _dict(value):
@@ -31,12 +30,11 @@ def check_metadata_document(text, root, which):
         raise APIError(400, codes.SAML_METADATA_FOREIGN_CONTENT,
                        f"samlConfig.{which}.metadata holds {found}, which is not SAML metadata")
     for element in root.iter():
-        for attribute in LOCATION_ATTRIBUTES:
-            location = element.get(attribute)
-            if location is not None and not origins.is_http_url(location):
-                name = element.tag.rpartition("}")[2]
-                raise APIError(400, codes.SAML_URL_INVALID,
-                               f"samlConfig.{which}.metadata: {name} {attribute} must be an http or https URL")
+        found = metadata.bad_url(element)  # the one list of URL-valued nodes, attributes and elements
+        if found is not None:
+            raise APIError(400, codes.SAML_URL_INVALID,
+                           f"samlConfig.{which}.metadata: {found} must be an http or https URL"
+                           + (" (or a mailto: address)" if found == "EmailAddress" else ""))
 
 
 def check_idp_metadata(text):

@@ -75,7 +75,7 @@ def test_a_javascript_organization_url_is_refused_at_register(owner, idp):
     f'<mdui:InformationURL xml:lang="en">{JS}</mdui:InformationURL>',
     f'<mdui:PrivacyStatementURL xml:lang="en">{JS}</mdui:PrivacyStatementURL>',
     f'<mdui:Logo height="16" width="16">{JS}</mdui:Logo>',
-    f'<mdui:Logo height="16" width="16">data:image/svg+xml,&lt;svg onload=alert(1)&gt;</mdui:Logo>',
+    '<mdui:Logo height="16" width="16">data:image/svg+xml,&lt;svg onload=alert(1)&gt;</mdui:Logo>',
 ])
 def test_a_non_http_mdui_url_is_refused_at_register(owner, idp, element):
     assert_refused(register(owner, idp, sp_metadata(extensions=ui(element))))
