@@ -22,6 +22,22 @@ _KEY_TYPES = ((rsa.RSAPublicKey, "RSA"), (ec.EllipticCurvePublicKey, "EC"), (dsa
               (ed25519.Ed25519PublicKey, "ED25519"), (ed448.Ed448PublicKey, "ED448"))
 
 
+# SP private keys (security.md I6): loading an RSA key validates it, which grows steeply with its size
+# (8192 bits: seconds), and pysaml2/xmlsec sign and decrypt with it on anonymous requests.
+MAX_RSA_KEY_BITS = 4096
+EC_CURVES = ("secp256r1", "secp384r1", "secp521r1")
+
+
+def private_key_refusal(key):
+    """Why a parsed private key is not accepted as an SP key (None when it is): RSA of at most
+    MAX_RSA_KEY_BITS bits, or EC on P-256, P-384 or P-521."""
+    if isinstance(key, rsa.RSAPrivateKey):
+        return None if key.key_size <= MAX_RSA_KEY_BITS else f"an RSA key of {key.key_size} bits (at most {MAX_RSA_KEY_BITS})"
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        return None if key.curve.name in EC_CURVES else f"an EC key on {key.curve.name} (P-256, P-384 or P-521)"
+    return f"a {type(key).__name__} (RSA or EC keys only)"
+
+
 def check_metadata_size(config):
     """``SAML_METADATA_TOO_LARGE`` for IdP or SP metadata over ``saml.max_metadata_size`` bytes."""
     if not isinstance(config, dict):

@@ -5,7 +5,8 @@ the next one. A loaded configuration without private keys is kept per process, k
 it is built from (the provider's fingerprint, base URL, expected issuer and audience, clock skew):
 building it is about 1.5 ms of a SAML response's ~15. One with keys is built per ``client()``
 block, its keys written to a private temporary directory for that block only, because pysaml2 and
-its crypto backend reads keys from files.
+its crypto backend reads keys from files. The keys themselves are parsed and validated once per
+process (``_loaded_key``): validating a large RSA key costs up to seconds (security.md I6).
 """
 
 import contextlib
@@ -21,11 +22,12 @@ from cryptography.hazmat.primitives import serialization
 from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
 from saml2.client import Saml2Client
 from saml2.config import SPConfig
+from saml2.sigver import RSACrypto
 
 from authservice import links
 from sso import app_settings
 from sso.saml import signature, xml
-from sso.saml_config import _pem_blocks, certificates_of
+from sso.saml_config import _pem_blocks, certificates_of, private_key_refusal
 
 EMAIL_FORMAT = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
 DEFAULT_SIGNATURE = "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
@@ -239,14 +241,36 @@ def _metadata_certificates(metadata):
     return tuple(bodies)
 
 
-@functools.lru_cache(maxsize=16)
 def _unencrypted_pem(pem, password=None):
+    return _private_key("encryption key", pem, password)[1]
+
+
+@functools.lru_cache(maxsize=64)
+def _loaded_key(pem, password):
+    """``(key, unencrypted PKCS#8 PEM)`` of an SP private key, or a refusal reason (cached too).
+
+    Loading validates an RSA key (primality checks, up to seconds for large keys), and this runs on
+    anonymous requests (sign-in start, ACS): each key is loaded once per process (security.md I6).
+    The size is checked first on an unvalidated parse, so a key over the bound stored before
+    sso.saml.validation bounded sizes costs no validation either."""
+    data, secret = pem.encode(), password.encode() if password else None
     try:
-        key = serialization.load_pem_private_key(pem.encode(), password=str(password).encode() if password else None)
+        parsed = serialization.load_pem_private_key(data, secret, unsafe_skip_rsa_key_validation=True)
+        refusal = private_key_refusal(parsed)
+        if refusal:
+            return refusal
+        key = serialization.load_pem_private_key(data, secret)
     except (ValueError, TypeError):
-        raise ConfigError("encryption key: not a usable PEM private key") from None
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption())
+        return "not a usable PEM private key"
+    return key, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption())
+
+
+def _private_key(name, pem, password=None):
+    loaded = _loaded_key(str(pem), str(password) if password else None)
+    if isinstance(loaded, str):
+        raise ConfigError(f"{name}: {loaded}")
+    return loaded
 
 
 def _custom_acs_urls(sp_metadata):
@@ -265,18 +289,14 @@ class ConfigError(Exception):
 
 
 def _write_key(directory, name, pem, password=None):
-    """An unencrypted PKCS#8 copy of ``pem`` in ``directory`` (pysaml2/xmlsec1 read files)."""
-    try:
-        key = serialization.load_pem_private_key(str(pem).encode(),
-                                                 password=str(password).encode() if password else None)
-    except (ValueError, TypeError):
-        raise ConfigError(f"{name}: not a usable PEM private key") from None
+    """An unencrypted PKCS#8 copy of ``pem`` in ``directory`` (xmlsec reads the decryption key from
+    a file); the key as loaded (once per process) is returned with the path."""
+    key, unencrypted = _private_key(name, pem, password)
     path = os.path.join(directory, name)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "wb") as handle:
-        handle.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                       serialization.NoEncryption()))
-    return path
+        handle.write(unencrypted)
+    return path, key
 
 
 def _write_cert(directory, name, pem):
@@ -316,13 +336,11 @@ def sp_config(ctx, settings, directory, *, issuer=None, audience=None):
         "digest_algorithm": settings.digest_algorithm,
         "delete_tmpfiles": True,
     }
-    if settings.signing_key:
-        config["key_file"] = _write_key(directory, "signing.pem", settings.signing_key, settings.signing_key_pass)
-        if settings.signing_cert:
-            config["cert_file"] = _write_cert(directory, "signing.crt", settings.signing_cert)
+    if settings.signing_key and settings.signing_cert:
+        config["cert_file"] = _write_cert(directory, "signing.crt", settings.signing_cert)
     if settings.encryption_key:
         keypair = {"key_file": _write_key(directory, "encryption.pem", settings.encryption_key,
-                                          settings.encryption_key_pass)}
+                                          settings.encryption_key_pass)[0]}
         if settings.encryption_cert:
             keypair["cert_file"] = _write_cert(directory, "encryption.crt", settings.encryption_cert)
         config["encryption_keypairs"] = [keypair]
@@ -346,10 +364,17 @@ def _keyless_config(ctx, settings, issuer=None, audience=None):
     return config
 
 
-def _saml_client(config):
+def _saml_client(config, signing=None):
+    """A Saml2Client; ``signing``: ``(path, key)`` of the SP signing key, loaded once per process.
+
+    The key is handed to pysaml2's signer here rather than named as ``key_file`` in the configuration,
+    from which every Saml2Client would load (and validate) it again (security.md I6)."""
     saml_client = Saml2Client(config=config)
     # Signatures are checked and assertions decrypted in this process, not by the xmlsec1 binary.
     saml_client.sec.crypto = signature.InProcessVerifier(saml_client.sec.crypto.xmlsec, delete_tmpfiles=True)
+    if signing is not None:
+        saml_client.sec.key_file, key = signing
+        saml_client.sec.sec_backend = RSACrypto(key)
     return saml_client
 
 
@@ -362,4 +387,7 @@ def client(ctx, provider, **options):
         return
     with tempfile.TemporaryDirectory(prefix="sso-saml-") as directory:
         os.chmod(directory, 0o700)
-        yield _saml_client(sp_config(ctx, settings, directory, **options)), settings
+        signing = None
+        if settings.signing_key:
+            signing = _write_key(directory, "signing.pem", settings.signing_key, settings.signing_key_pass)
+        yield _saml_client(sp_config(ctx, settings, directory, **options), signing), settings

@@ -219,10 +219,12 @@ def decrypt(encrypted_text, key_pem):
         root = structure.parse(encrypted_text)
     except structure.StructureRefused as refused:
         raise Refused(str(refused)) from None
-    data = next(root.iter(ENCRYPTED_DATA), None)
-    if data is None:
-        raise Refused("no EncryptedData")
-    decrypt_element(data, key_pem)
+    found = list(root.iter(ENCRYPTED_DATA))
+    if len(found) != 1:
+        # sso.saml.structure admits one EncryptedData; pysaml2 calls this until none is left, so
+        # this bounds its loop to one decryption whatever the document holds (I6).
+        raise Refused(f"{len(found)} EncryptedData, not one")
+    decrypt_element(found[0], key_pem)
     return etree.tostring(root, encoding="unicode")
 
 

@@ -15,6 +15,12 @@ any other copy is refused outright, and what is left has exactly one place for e
 - no ``ds:Object`` or ``ds:Manifest`` (SAML signatures never need one; XSW hides copies in them);
 - no two elements share an ``ID``, ``Id`` or ``xml:id`` value (a Reference must find one element);
 - at most one Issuer per Response or Assertion;
+- XML encryption (security.md I6) only where SAML puts it: one ``xenc:EncryptedData``, the child of
+  the one EncryptedAssertion, and a few ``xenc:EncryptedKey`` beside it or in its ``ds:KeyInfo``;
+  no other element of the xenc namespaces anywhere. Every EncryptedData elsewhere (Extensions, say)
+  would cost pysaml2 a decryption and a parse of the whole document each (it decrypts "the first
+  EncryptedData" until none is left), so a 45 KB response cost seconds; refused here, it costs one
+  parse;
 - no comment and no processing instruction: c14n without comments signs ``alice@corp.test`` for
   ``alice@corp.test<!---->.evil.test``, and a reader that stops at the comment sees another name.
   No IdP we know of puts either inside a Response, so refusing costs nothing.
@@ -24,7 +30,9 @@ One walk over the tree, no second parse. ``parse`` is the only XML parser of the
 
 from lxml import etree
 
-from sso.saml.xml import DS, SAML, SAMLP
+from sso.saml.xml import DS, SAML, SAMLP, XENC
+
+XENC11 = "http://www.w3.org/2009/xmlenc11#"
 
 XML_NS = "http://www.w3.org/XML/1998/namespace"
 
@@ -35,9 +43,16 @@ ISSUER = f"{{{SAML}}}Issuer"
 SIGNATURE = f"{{{DS}}}Signature"
 SIGNED_INFO = f"{{{DS}}}SignedInfo"
 REFERENCE = f"{{{DS}}}Reference"
+KEY_INFO = f"{{{DS}}}KeyInfo"
+ENCRYPTED_DATA = f"{{{XENC}}}EncryptedData"
+ENCRYPTED_KEY = f"{{{XENC}}}EncryptedKey"
+XENC_NAMESPACES = (f"{{{XENC}}}", f"{{{XENC11}}}")
+# Each EncryptedKey is one RSA decryption attempt: one per recipient key is plenty.
+MAX_ENCRYPTED_KEYS = 4
 ID_ATTRIBUTES = ("ID", "Id", f"{{{XML_NS}}}id")
 # Local names that may only appear where the rules above put them, whatever their namespace.
-GUARDED = {"Response", "Assertion", "EncryptedAssertion", "Signature", "Object", "Manifest", "Reference"}
+GUARDED = {"Response", "Assertion", "EncryptedAssertion", "Signature", "Object", "Manifest", "Reference",
+           "EncryptedData", "EncryptedKey"}
 
 # No DTD is loaded, no entity expanded, nothing fetched; comments and PIs are kept so they can be refused.
 PARSER = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False,
@@ -87,11 +102,14 @@ def check(root, decrypted=False):
         raise StructureRefused(f"{type(sibling).__name__} outside the Response")
     assertion = the_assertion(root, decrypted)
     signed_parents = (root, assertion)
+    encryption, encrypted_subtree = _encryption_elements(root)
     seen_ids = set()
     for element in root.iter():
         tag = element.tag
         if not isinstance(tag, str):
             raise StructureRefused("comment or processing instruction inside the Response")
+        if tag.startswith(XENC_NAMESPACES) and element not in encrypted_subtree:
+            raise StructureRefused(f"{tag} outside the EncryptedAssertion")
         for name in ID_ATTRIBUTES:
             value = element.get(name)
             if value is not None:
@@ -99,14 +117,32 @@ def check(root, decrypted=False):
                     raise StructureRefused(f"duplicate ID {value!r}")
                 seen_ids.add(value)
         if local_name(tag) in GUARDED:
-            _check_guarded(root, assertion, signed_parents, element)
+            _check_guarded(root, assertion, signed_parents, element, encryption)
     _check_issuers(root)
     if assertion is not None:
         _check_issuers(assertion)
 
 
-def _check_guarded(root, assertion, signed_parents, element):
+def _encryption_elements(root):
+    """The EncryptedData and EncryptedKeys allowed (see the module docstring), and every element
+    inside them (where other xenc elements may be). Anything more is refused, before decryption."""
+    wrappers = root.findall(ENCRYPTED_ASSERTION)
+    if len(wrappers) != 1:
+        return set(), set()
+    data = wrappers[0].findall(ENCRYPTED_DATA)
+    if len(data) > 1:
+        raise StructureRefused(f"{len(data)} EncryptedData in the EncryptedAssertion")
+    keys = wrappers[0].findall(ENCRYPTED_KEY) + (data[0].findall(f"{KEY_INFO}/{ENCRYPTED_KEY}") if data else [])
+    if len(keys) > MAX_ENCRYPTED_KEYS:
+        raise StructureRefused(f"{len(keys)} EncryptedKeys in the EncryptedAssertion")
+    allowed = set(data + keys)
+    return allowed, {inner for element in allowed for inner in element.iter()}
+
+
+def _check_guarded(root, assertion, signed_parents, element, encryption):
     tag, parent = element.tag, element.getparent()
+    if tag in (ENCRYPTED_DATA, ENCRYPTED_KEY) and element in encryption:
+        return
     if tag == RESPONSE and element is root:
         return
     if tag == ASSERTION and element is assertion:

@@ -10,10 +10,12 @@ SAML family of namespaces (I3: SP metadata is served from the auth origin) and e
 and logos) http(s), contact addresses mailto: (I4: a browser, or an IdP console, follows them).
 """
 
+from cryptography.hazmat.primitives import serialization
+
 from authservice.errors import APIError
 from sso.errors import codes
 from sso.saml import algorithms, metadata, xml
-from sso.saml_config import load_certificate
+from sso.saml_config import load_certificate, private_key_refusal
 
 INVALID_IDP_METADATA = "Invalid IdP metadata: expected an EntityDescriptor with an IDPSSODescriptor"
 
@@ -88,6 +90,32 @@ def _check_sp_certificates(config):
             raise APIError(400, codes.SAML_INVALID_CERTIFICATE, f"spMetadata.{label} is not a valid PEM certificate")
 
 
+# Where samlConfig may hold SP private keys (sso.saml.config.Settings reads the same places).
+SP_KEY_FIELDS = (("spMetadata", "privateKey"), (None, "privateKey"), ("spMetadata", "encPrivateKey"),
+                 ("idpMetadata", "encPrivateKey"))
+
+
+def _check_sp_key_sizes(config):
+    """SAML_CONFIG_INVALID for an SP private key over the size bound (RSA over 4096 bits, EC off
+    P-256/384/521): every anonymous sign-in start or ACS request would sign or decrypt with it, and
+    loading validates it (seconds at 8192 bits; security.md I6). The size is read from an unvalidated
+    parse; a key that does not parse is still left to its first use."""
+    for section, field in SP_KEY_FIELDS:
+        holder = _dict(config.get(section)) if section else config
+        pem, password = holder.get(field), holder.get(f"{field}Pass")
+        if not isinstance(pem, str) or not pem:
+            continue
+        try:
+            key = serialization.load_pem_private_key(pem.encode(), str(password).encode() if password else None,
+                                                     unsafe_skip_rsa_key_validation=True)
+        except (ValueError, TypeError):
+            continue
+        refusal = private_key_refusal(key)
+        if refusal:
+            where = f"{section}.{field}" if section else field
+            raise APIError(400, codes.SAML_CONFIG_INVALID, f"samlConfig.{where} is {refusal}")
+
+
 def _check_algorithms(config):
     for kind, key in ((algorithms.SIGNATURE, "signatureAlgorithm"), (algorithms.DIGEST, "digestAlgorithm")):
         value = config.get(key)
@@ -104,4 +132,5 @@ def validate(config):
     _check_idp_metadata(config)
     _check_sp_metadata(config)
     _check_sp_certificates(config)
+    _check_sp_key_sizes(config)
     _check_algorithms(config)
