@@ -12,18 +12,12 @@ is not one label is refused at verify time without a lookup. DNS is a real serve
 import dns.name
 import pytest
 
+from authservice.errors import APIError
 from sso import domains
 from sso.models import SsoProvider
 from tests.conftest import error_of
 from tests.sso.bodies import skip_discovery_body
-from tests.sso.conftest import (  # noqa: F401 - fixtures
-    DnsFixture,
-    TxtResolver,
-    _sso_defaults,
-    configure_sso,
-    dns_server,
-    sign_in,
-)
+from tests.sso.conftest import _sso_defaults, configure_sso, dns_server, sign_in  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 
@@ -71,6 +65,6 @@ def test_the_record_name_is_always_a_direct_child_of_the_domain():
 
 def test_the_record_name_is_not_built_from_a_dotted_or_escaped_identifier():
     for ident in ("_auth-token-x.team", "_auth-token-x\\.team", "_auth-token-x\\"):
-        with pytest.raises(Exception) as raised:
+        with pytest.raises(APIError) as raised:
             domains.record_name(ident, "corp.test")
-        assert getattr(raised.value, "code", None) == "INVALID_PROVIDER_ID"
+        assert (raised.value.status_code, raised.value.code) == (400, "INVALID_PROVIDER_ID")
