@@ -44,8 +44,23 @@ def default_error_url(ctx):
 
 
 # --- starting a flow ---------------------------------------------------------------------------
+START_URL_FIELDS = (("callbackURL", codes.INVALID_CALLBACK_URL),
+                    ("errorCallbackURL", codes.INVALID_ERROR_CALLBACK_URL),
+                    ("newUserCallbackURL", codes.INVALID_NEW_USER_CALLBACK_URL))
+
+
+def _check_urls(body):
+    """The router checks these on HTTP requests only; in-process calls meet the same rule here, since
+    the callback will not follow a URL that fails it (see :func:`checked_redirect`)."""
+    for key, code in START_URL_FIELDS:
+        value = body.get(key)
+        if value and not origins.is_allowed_url(value):
+            raise APIError(403, code)
+
+
 def start(ctx, provider, body, link=None):
     """The authorize URL for a new flow; writes the state row and the state cookie."""
+    _check_urls(body)
     callback_url = body.get("callbackURL")
     if not callback_url:
         if not app_settings.base_url and ctx.request is None:

@@ -119,3 +119,14 @@ def test_untrusted_new_user_url_read_back_from_a_state_falls_back_to_the_callbac
     _rewrite_state(query["state"], newUserURL="javascript:alert(1)//")
     corp.token_claims = corp.claims(query["nonce"], sub="sub-new", email="new@example.com")
     assert callback(api, code="c", state=query["state"])["Location"] == "/dashboard"
+
+
+@pytest.mark.parametrize("field", ["callbackURL", "errorCallbackURL", "newUserCallbackURL"])
+def test_in_process_sign_in_social_refuses_an_untrusted_url_up_front(corp, field):
+    from authservice.api.server import auth
+    from authservice.errors import APIError
+
+    with pytest.raises(APIError) as refused:
+        auth.api.sign_in_social(body={"provider": "corp", field: EVIL})
+    assert refused.value.status_code == 403 and refused.value.code.startswith("INVALID_")
+    assert not Verification.objects.exists()
