@@ -106,3 +106,18 @@ def test_a_javascript_organization_url_is_refused_at_update(owner, idp):
 
     assert_refused(updated)
     assert "javascript:" not in SsoProvider.objects.get().saml_config["spMetadata"]["metadata"]
+
+
+def test_a_stored_javascript_url_element_is_not_served(make_user, idp):
+    owner = make_user(email="old@evil.test", email_verified=True)
+    SsoProvider.objects.create(
+        provider_id="p", issuer=f"{ORIGIN}/sp/p", domain="evil.test", user=owner, domain_verified=True,
+        saml_config={"issuer": f"{ORIGIN}/sp/p", "entryPoint": "https://idp.evil.test/sso", "cert": idp.cert_pem,
+                     "idpMetadata": {"entityID": "https://idp.evil.test/e"},
+                     "spMetadata": {"metadata": sp_metadata(trailer=organization(JS) + contact(JS))}})
+
+    served = ApiClient().api_get("/sso/saml2/sp/metadata", {"providerId": "p", "format": "xml"})
+
+    assert served.status_code == 200
+    assert b"javascript:" not in served.content
+    assert b"AssertionConsumerService" in served.content
