@@ -13,6 +13,7 @@ import os
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
+import xmlsec
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
@@ -39,15 +40,20 @@ def keys(tmp_path_factory):
 
 @pytest.fixture
 def decryptions(monkeypatch):
-    """Every EncryptedData decrypted in this process (ours and pysaml2's both go through here)."""
+    """Every EncryptedData decrypted in this process: ours and pysaml2's both run libxmlsec1's
+    EncryptionContext.decrypt (the python-xmlsec type cannot be patched, so its factory is)."""
     calls = []
-    real = signature.decrypt_element
+    real = xmlsec.EncryptionContext
 
-    def counted(data, key_pem):
-        calls.append(data.tag)
-        return real(data, key_pem)
+    class Counted:
+        def __init__(self, *args, **kwargs):
+            self._context = real(*args, **kwargs)
 
-    monkeypatch.setattr(signature, "decrypt_element", counted)
+        def decrypt(self, node):
+            calls.append(node.tag)
+            return self._context.decrypt(node)
+
+    monkeypatch.setattr(xmlsec, "EncryptionContext", Counted)
     return calls
 
 
