@@ -95,7 +95,9 @@ class SamlConfigUpdateInput(SamlConfigInput):
 
 
 class RegisterInput(inputs.Input):
-    providerId = inputs.String(min_length=1, max_length=255)  # the column is varchar(255)
+    # The column is varchar(255); the characters (one DNS label part, I1) are checked in the spec's
+    # order by sso.providers._check_provider_id: 400 INVALID_PROVIDER_ID.
+    providerId = inputs.String(min_length=1, max_length=255)
     issuer = Url()
     domain = DomainList()
     organizationId = inputs.String(required=False, max_length=32)  # the column is varchar(32)
