@@ -14,8 +14,11 @@ address all cost argon2 + scrypt + ... alike. We chose this over wrapping legacy
 (Django's "password upgrading without requiring a login"): a wrapped hash still has to run the legacy
 derivation before the argon2 check, so the burn would have to run it too and a native argon2 user
 would then be the odd one out; equal cost needs the union of the work either way, and this way needs
-no data migration. The price: every sign-in costs the sum of the configured hashers, so list only
-those whose hashes you store (drop PBKDF2 once no ``pbkdf2_sha256$`` hash is left). Residual
+no data migration. The price: a sign-in costs the sum of the hashers *in use*: the preferred one,
+and each other configured hasher that at least one stored hash uses (:func:`hashers_in_use`, asked of
+the database at most every five minutes per process; a property of the whole table, so it is the same
+for every address). Once the last imported user has signed in (and been re-hashed to argon2), sign-in
+costs one argon2 again. Residual
 differences: a stored hash with older parameters than the hasher's current ones (Django pads PBKDF2's
 iterations with ``harden_runtime``, argon2's does nothing), and the re-hash after a *correct* password.
 """
@@ -24,14 +27,18 @@ import functools
 import hashlib
 import re
 import secrets
+import time
 import unicodedata
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import (
     BasePasswordHasher,
     get_hashers,
     identify_hasher,
     mask_hash,
 )
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.utils.crypto import constant_time_compare
 
 ALGORITHM = "better_auth_scrypt"
@@ -104,16 +111,49 @@ def _stored_algorithm(encoded):
         return None
 
 
+# Which configured hashers some stored hash uses, per process: {PASSWORD_HASHERS tuple: (expiry, algorithms)}.
+# The answer is about the whole table, never about one address, so every attempt pays the same.
+_IN_USE = {}
+IN_USE_TTL = 300  # seconds; a newly imported legacy hash is paid for within this time
+
+
+def hashers_in_use():
+    """The configured hashers an attempt must pay for: the preferred one, and every other one that at
+    least one stored hash uses (a query per hasher, at most every ``IN_USE_TTL`` seconds)."""
+    hashers = get_hashers()
+    key = tuple(type(hasher) for hasher in hashers)
+    now = time.monotonic()
+    cached = _IN_USE.get(key)
+    if cached is not None and cached[0] > now:
+        return cached[1]
+    users = get_user_model().objects
+    in_use = [hashers[0]]
+    for hasher in hashers[1:]:
+        stored = users.filter(password__startswith=f"{hasher.algorithm}$")
+        if hasher.algorithm == ALGORITHM:  # better-auth's raw "salt:key", as imported
+            stored = stored | users.filter(password__regex=r"^[0-9a-f]{32}:")
+        if stored.exists():
+            in_use.append(hasher)
+    _IN_USE[key] = (now + IN_USE_TTL, in_use)
+    return in_use
+
+
+@receiver(setting_changed)
+def _forget_hashers_in_use(*, setting, **kwargs):
+    if setting == "PASSWORD_HASHERS":
+        _IN_USE.clear()
+
+
 def check_password_evenly(user, password):
     """``user.check_password(password)`` (False for ``None``) plus one throw-away verification with
-    every other configured hasher, so the attempt costs the same for every stored hash and for an
+    every other hasher in use, so the attempt costs the same for every stored hash and for an
     unknown address (see the module docstring)."""
     used = None
     correct = False
     if user is not None:
         used = _stored_algorithm(normalize_imported(user.password))
         correct = user.check_password(password) if used is not None else False
-    for hasher in get_hashers():
+    for hasher in hashers_in_use():
         if hasher.algorithm != used:
             hasher.verify(password, _throwaway_hash(type(hasher)))
     return correct

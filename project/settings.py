@@ -84,11 +84,12 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_USER_MODEL = "authservice.User"
-# Only the hashers whose hashes can be stored here: every sign-in runs each listed hasher once, so
-# that an imported user costs what an unknown address costs (I7, authservice/hashers.py).
+# Every sign-in runs each listed hasher that some stored hash uses, so that an imported user costs what
+# an unknown address costs (I7, authservice/hashers.py); a listed hasher no hash uses costs nothing.
 PASSWORD_HASHERS = [
     "django.contrib.auth.hashers.Argon2PasswordHasher",
     "authservice.hashers.BetterAuthScryptPasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
 ]
 
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")

@@ -64,7 +64,7 @@ EACH_ONCE = {"argon2": 1, "better_auth_scrypt": 1, "pbkdf2_sha256": 1}
 
 @pytest.fixture(autouse=True)
 def counting_hashers(settings):
-    settings.PASSWORD_HASHERS = HASHERS
+    settings.PASSWORD_HASHERS = HASHERS  # also forgets which hashers are in use
     RAN.clear()
 
 
@@ -113,6 +113,14 @@ def test_a_pbkdf2_user_costs_what_an_unknown_address_costs(api, users):
 def test_a_user_without_a_password_costs_what_an_unknown_address_costs(api, users):
     get_user_model().objects.filter(email="argon2@example.com").update(password="!unusable")
     assert work_of_wrong_password(api, "argon2@example.com") == EACH_ONCE
+
+
+def test_with_only_argon2_hashes_stored_every_attempt_costs_one_argon2(api, db):
+    """The legacy hashers cost nothing while no stored hash uses them (the whole table decides, so it
+    is the same for every address)."""
+    credential_user("argon2@example.com", make_password(PASSWORD, hasher="argon2"))
+    assert work_of_wrong_password(api, "argon2@example.com") == {"argon2": 1}
+    assert work_of_wrong_password(api, "nobody@example.com") == {"argon2": 1}
 
 
 def test_an_imported_user_signs_in_with_the_original_password_and_is_rehashed_to_argon2(api, users):
