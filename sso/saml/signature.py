@@ -234,11 +234,19 @@ class InProcessVerifier(CryptoBackendXmlSec1):
     def decrypt(self, enctext, key_file):
         with open(key_file, "rb") as handle:
             key_pem = handle.read()
+        # pysaml2 verifies a response twice when its Assertion is unsigned (entity.py retries
+        # without require_signature), decrypting the same text each time. One client serves one
+        # request (sso.saml.config.client), so this memo lives and dies with that request.
+        memo = self.__dict__.setdefault("_decrypted", {})
+        memo_key = (hashlib.sha256(_as_bytes(enctext)).digest(), hashlib.sha256(key_pem).digest())
+        if memo_key in memo:
+            return memo[memo_key]
         try:
-            return decrypt(enctext, key_pem)
+            memo[memo_key] = decrypt(enctext, key_pem)
         except (Refused, xmlsec.Error) as error:
             logger.info("SAML EncryptedData not decrypted: %s", error)
             raise DecryptError(str(error)) from None
+        return memo[memo_key]
 
     def validate_signature(self, signedtext, cert_file, cert_type, node_name, node_id):
         if cert_type != "pem" or not node_id:
