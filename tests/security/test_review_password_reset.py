@@ -76,12 +76,13 @@ def test_inactive_user_gets_no_token(make_user):
     assert not Verification.objects.exists()
 
 
+@pytest.mark.django_db(transaction=True)  # the worker closes its database connection when done
 def test_request_overtaken_by_an_account_change_mails_nothing(user, settings):
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     from django.core.management import call_command
     assert ApiClient().api_post("/request-password-reset", {"email": user.email}).status_code == 200
     get_user_model().objects.filter(pk=user.pk).update(updated_at=timezone.now() + timedelta(seconds=5))
-    call_command("db_worker", batch=True, verbosity=0)
+    call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload", verbosity=0)
     assert not Verification.objects.filter(identifier__startswith="reset-password:").exists()
 
 
