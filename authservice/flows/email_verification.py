@@ -25,7 +25,8 @@ def _token_user(payload):
     """The account the token was mailed for, while it still has the token's address (else 401)."""
     user_id = payload.get("sub")
     user = get_user_model().objects.filter(pk=user_id).first() if user_id else None
-    if user is None or user.email.lower() != payload["email"]:
+    if user is None or user.email.lower() != payload["email"] or not user.is_active:
+        # An inactive account is treated as gone: its links change nothing and sign nobody in (I1).
         raise APIError(401, codes.USER_NOT_FOUND)
     if payload.get("updateTo") and not verification.stamp_matches(user, payload):
         # The password was reset or set, or the address verified, since the link was asked for:
@@ -95,15 +96,14 @@ def _verify_plain(ctx, user):
 
 
 def _sign_in(ctx, user):
-    """Keep the caller's session when it is already this user's, else start one (an inactive user
-    gets none: the link still verifies the address)."""
-    if not user.is_active:
-        return
+    """Keep the caller's session when it is already this user's; start one only in a browser that has
+    none. A browser signed in as someone else stays so: a link is a GET any page can make a victim's
+    browser open, and switching it to the link's account would be login CSRF (I9)."""
     found = sessions.get_session(ctx)
-    if found is not None and found.user.pk == user.pk:
-        sessions.set_session_cookie(ctx, found.session)
-    else:
+    if found is None:
         sessions.create_session(ctx, user)
+    elif found.user.pk == user.pk:
+        sessions.set_session_cookie(ctx, found.session)
 
 
 def _apply_change(ctx, user, payload, callback_url):
@@ -122,7 +122,7 @@ def _apply_change(ctx, user, payload, callback_url):
     verified = request_type == CHANGE_VERIFICATION
     old_email = user.email
     _move_address(user, new_email, verified)
-    if found is None and user.is_active:
+    if found is None:
         sessions.create_session(ctx, user)
     else:
         sessions.set_session_cookie(ctx, found.session)

@@ -86,14 +86,14 @@ def test_saml_refuses_an_inactive_user(saml_provider, browser, make_user):
 
 # --- e-mail verification links -----------------------------------------------------------------------
 def test_a_verification_link_signs_no_inactive_user_in(api, make_user, configure):
-    """The link still verifies the address; the auto sign-in it may trigger starts no session."""
+    """An inactive account is treated as gone: the link changes nothing and starts no session."""
     from authservice.flows.verification import make_token
 
     configure(email_verification={"auto_sign_in_after_verification": True})
     ada = make_user(email="ada@example.com")
     deactivate(ada)
     response = api.api_get("/verify-email", {"token": make_token(ada.email, user=ada)})
-    assert response.status_code == 200
+    assert response.status_code == 401
     assert not Session.objects.filter(user=ada).exists()
 
 
