@@ -128,7 +128,7 @@ def _check_url(url, https_only):
     if scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
         raise InvalidURL("not an http(s) URL")
     try:
-        trusted = origins.is_trusted_origin(url)
+        trusted = origins.is_exact_trusted_origin(url)
     except APIError:  # origins.MalformedURL: not a URL we can fetch either
         raise InvalidURL("malformed URL") from None
     if https_only and scheme != "https" and not trusted:

@@ -150,6 +150,18 @@ def is_trusted_origin(url):
     return any(_matches(entry, entry_parts, parts) for entry, entry_parts in _entries())
 
 
+def is_exact_trusted_origin(url):
+    """True when the absolute http(s) ``url`` has exactly the origin (scheme, host, port) of a trusted
+    entry written out in full, never through a glob: what may reach a private address on the server's
+    side (I8). A glob such as ``*.example.com`` vouches for browsers' origins, not for which internal
+    hosts under that name the server may connect to."""
+    if not is_trusted_origin(url):
+        return False
+    origin = _origin(parse(url))
+    return any(entry_parts is not None and entry_parts.scheme.lower() in HTTP_SCHEMES
+               and _origin(entry_parts) == origin for _, entry_parts in _entries())
+
+
 _ENCODED_SLASH = re.compile(r"%(2f|5c)", re.IGNORECASE)
 
 
