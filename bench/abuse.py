@@ -161,6 +161,28 @@ def _signed_assertion(size):
             + "</saml:AttributeStatement></saml:Assertion></samlp:Response>")
 
 
+def _c14n_heavy(namespaces, elements, reference_c14n, chain=1):
+    # Second attack pass on issue 12: canonicalisation is done before any signature value is compared,
+    # and inclusive c14n renders every in-scope namespace on every element (cost ~ elements x
+    # namespaces^2); a chain of c14n transforms canonicalises the document once per link.
+    declarations = " ".join(f'xmlns:n{i}="u:{i}"' for i in range(namespaces))
+    transforms = f'<ds:Transform Algorithm="{reference_c14n}"/>' * chain
+    signature = (f'<ds:Signature xmlns:ds="{DS}"><ds:SignedInfo>'
+                 '<ds:CanonicalizationMethod Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/>'
+                 '<ds:SignatureMethod Algorithm="http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"/>'
+                 '<ds:Reference URI="#r"><ds:Transforms>'
+                 f'<ds:Transform Algorithm="http://www.w3.org/2000/09/xmldsig#enveloped-signature"/>{transforms}'
+                 '</ds:Transforms><ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/>'
+                 f'<ds:DigestValue>{"A" * 43}=</ds:DigestValue></ds:Reference></ds:SignedInfo>'
+                 f'<ds:SignatureValue>{"A" * 342}==</ds:SignatureValue></ds:Signature>')
+    return (f'<samlp:Response xmlns:samlp="{SAMLP}" xmlns:saml="{SAML}" {declarations} ID="r" Version="2.0" '
+            'IssueInstant="2026-01-01T00:00:00Z"><saml:Issuer>https://idp.saml.example</saml:Issuer>'
+            f'{signature}<samlp:Status><samlp:StatusCode Value="{SAMLP[:-8]}status:Success"/></samlp:Status>'
+            '<saml:Assertion ID="a1" Version="2.0" IssueInstant="2026-01-01T00:00:00Z">'
+            f'<saml:Issuer>https://idp.saml.example</saml:Issuer>{"<x/>" * elements}</saml:Assertion>'
+            "</samlp:Response>")
+
+
 def _entity_expansion():
     entities = '<!ENTITY e0 "ha">' + "".join(f'<!ENTITY e{n} "{("&e" + str(n - 1) + ";") * 10}">'
                                                for n in range(1, 10))
@@ -190,6 +212,12 @@ def inputs(size=63 * KIB):
         ("SAML ACS: 63 KiB, one signed Assertion with 1,000 attributes (bad signature)", ACS,
          *_acs(_signed_assertion(size))),
         ("SAML ACS: entity expansion (10^9 'ha')", ACS, *_acs(_entity_expansion())),
+        ("SAML ACS: inclusive c14n, 2,000 namespaces x 2,000 elements (was 74 s)", ACS,
+         *_acs(_c14n_heavy(2000, 2000, "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"))),
+        ("SAML ACS: exclusive c14n, 2,000 namespaces x 2,000 elements", ACS,
+         *_acs(_c14n_heavy(2000, 2000, "http://www.w3.org/2001/10/xml-exc-c14n#"))),
+        ("SAML ACS: 300 chained c14n transforms over 4,000 elements", ACS,
+         *_acs(_c14n_heavy(0, 4000, "http://www.w3.org/2001/10/xml-exc-c14n#", chain=300))),
     ]
 
 

@@ -54,14 +54,21 @@ CIPHER_REFERENCE = f"{{{XENC}}}CipherReference"
 RESPONSE_NODE = f"{structure.SAMLP}:Response"
 ASSERTION_NODE = f"{structure.SAML}:Assertion"
 
+# A Reference of the SAML signature profile (SAML core §5.4.4): the enveloped-signature transform,
+# then at most one exclusive canonicalization. Inclusive c14n is refused (I6): it renders every
+# namespace in scope on every element, so a few KiB of declarations over a few thousand elements
+# cost seconds to minutes of CPU before any signature value is compared (second attack pass on
+# issue 12); a chain of transforms canonicalises the document once per link. IdPs sign this way
+# (samlify, SimpleSAMLphp, ADFS, Entra ID, Okta, Shibboleth).
+ENVELOPED = "http://www.w3.org/2000/09/xmldsig#enveloped-signature"
+EXCLUSIVE_C14N = ("http://www.w3.org/2001/10/xml-exc-c14n#", "http://www.w3.org/2001/10/xml-exc-c14n#WithComments")
+TRANSFORM = f"{{{DS}}}Transform"
+TRANSFORMS = f"{{{DS}}}Transforms"
+
 REFERENCE_TRANSFORMS = (
     xmlsec.constants.TransformEnveloped,
     xmlsec.constants.TransformExclC14N,
     xmlsec.constants.TransformExclC14NWithComments,
-    xmlsec.constants.TransformInclC14N,
-    xmlsec.constants.TransformInclC14NWithComments,
-    xmlsec.constants.TransformInclC14N11,
-    xmlsec.constants.TransformInclC14N11WithComments,
     # Digest methods are transforms of the Reference too; which of them are acceptable is the
     # algorithm policy's call (sso.saml.algorithms), applied to the whole document afterwards.
     xmlsec.constants.TransformSha1,
@@ -130,7 +137,18 @@ def enveloped_signature(element, root):
         raise Refused("the signed element has no ID")
     if uri != f"#{element_id}" and not (uri == "" and element is root):
         raise Refused(f"Reference URI {uri!r} is not the signed element's own ID {element_id!r}")
+    _check_transforms(references[0])
     return signature
+
+
+def _check_transforms(reference):
+    """The profile's transforms only, checked before libxmlsec1 runs any of them (see ENVELOPED)."""
+    wrappers = reference.findall(TRANSFORMS)
+    transforms = [transform.get("Algorithm") for transform in wrappers[0]] if wrappers else []
+    if len(wrappers) != 1 or len(wrappers[0]) != len(wrappers[0].findall(TRANSFORM)) \
+            or not transforms or transforms[0] != ENVELOPED or len(transforms) > 2 \
+            or (len(transforms) == 2 and transforms[1] not in EXCLUSIVE_C14N):
+        raise Refused(f"Reference transforms {transforms!r} are not enveloped-signature + exclusive c14n")
 
 
 def verify_element(element, cert_pems, document=None):
