@@ -47,11 +47,14 @@ DEFAULTS = {
         # Seconds a mailed reset link lives, counted from the request (not from when the queue sent it).
         "reset_password_token_expires_in": 3600,
         # better-auth's revokeSessionsOnPasswordReset: a successful reset also deletes every session
-        # of the user (signed out everywhere). Whatever this says, a reset of a user whose e-mail is
-        # not verified deletes every session of it: the reset is the first proof of the mailbox, and
-        # a session opened before it may be a pre-hijacker's (I1). A reset, like a password change,
-        # always deletes the user's other outstanding reset links, and so does a change of e-mail.
-        "revoke_sessions_on_password_reset": False,
+        # of the user (signed out everywhere). On by default here (better-auth: off), as OWASP's
+        # Forgot Password sheet asks: whoever reset the password holds the mailbox, and a session
+        # from before may be a pre-hijacker's, even once the address was verified (the victim may
+        # have clicked a verification mail the attacker asked for), I1. Off, a reset of a user
+        # whose e-mail is not verified still deletes every session of it. A reset, like a password
+        # change, always deletes the user's other outstanding reset links, and so does a change of
+        # e-mail.
+        "revoke_sessions_on_password_reset": True,
     },
     "email_verification": {
         "enabled": True,

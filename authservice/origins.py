@@ -151,15 +151,27 @@ def is_trusted_origin(url):
 
 
 def is_exact_trusted_origin(url):
-    """True when the absolute http(s) ``url`` has exactly the origin (scheme, host, port) of a trusted
-    entry written out in full, never through a glob: what may reach a private address on the server's
-    side (I8). A glob such as ``*.example.com`` vouches for browsers' origins, not for which internal
-    hosts under that name the server may connect to."""
+    """True when the absolute http(s) ``url`` has the scheme and host of a trusted entry written out in
+    full (its origin exactly, or any port of it for ``scheme://host:*``), never a host matched by a
+    glob: what may reach a private address on the server's side (I8). A glob such as
+    ``*.example.com`` vouches for browsers' origins, not for which internal hosts under that name
+    the server may connect to."""
     if not is_trusted_origin(url):
         return False
-    origin = _origin(parse(url))
-    return any(entry_parts is not None and entry_parts.scheme.lower() in HTTP_SCHEMES
-               and _origin(entry_parts) == origin for _, entry_parts in _entries())
+    parts = parse(url)
+    origin = _origin(parts)
+    for entry, entry_parts in _entries():
+        if entry_parts is None:
+            # The one glob that names its host exactly: ``http://127.0.0.1:*`` (any port of one
+            # host the deployment wrote out, as a local IdP on a random port needs).
+            base, _, port = entry.lower().rpartition(":")
+            if port == "*" and "://" in base and not any(char in base for char in "*?["):
+                scheme, _, host = base.partition("://")
+                if scheme == parts.scheme.lower() and host.strip("[]") == (parts.hostname or "").lower():
+                    return True
+        elif entry_parts.scheme.lower() in HTTP_SCHEMES and _origin(entry_parts) == origin:
+            return True
+    return False
 
 
 _ENCODED_SLASH = re.compile(r"%(2f|5c)", re.IGNORECASE)

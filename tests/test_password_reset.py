@@ -307,7 +307,8 @@ def test_reset_consumes_the_token(api, user):
     assert error_of(again)["code"] == "INVALID_TOKEN"
 
 
-def test_reset_keeps_sessions_of_a_verified_user_by_default(signed_in):
+def test_reset_keeps_sessions_of_a_verified_user_when_revocation_is_off(signed_in, configure):
+    configure(email_and_password={"revoke_sessions_on_password_reset": False})
     type(signed_in.user).objects.filter(pk=signed_in.user.pk).update(email_verified=True)
     response = signed_in.api_post("/reset-password",
                                   {"token": issue_token(signed_in.user), "newPassword": NEW_PASSWORD})
@@ -315,8 +316,7 @@ def test_reset_keeps_sessions_of_a_verified_user_by_default(signed_in):
     assert signed_in.api_get("/get-session").json() is not None
 
 
-def test_reset_revokes_sessions_when_configured(signed_in, configure):
-    configure(email_and_password={"revoke_sessions_on_password_reset": True})
+def test_reset_revokes_sessions_by_default(signed_in):
     signed_in.api_post("/reset-password", {"token": issue_token(signed_in.user), "newPassword": NEW_PASSWORD})
     assert not Session.objects.filter(user=signed_in.user).exists()
 

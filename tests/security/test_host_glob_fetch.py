@@ -58,3 +58,14 @@ def test_through_the_api_an_ordinary_account_reaches_the_internal_port(configure
     # Secure: refused as a private host, nothing reached. Now: the loopback server is hit and the answer
     # ("HTTP 404" vs "Invalid IdP metadata" vs a connection error) is an internal port/path oracle.
     assert loopback.hits == [], (loopback.hits, response.content)
+
+
+def test_a_host_written_out_with_any_port_may_still_be_private(configure):
+    """A deployment that trusts ``http://127.0.0.1:*`` named that host itself (a local IdP)."""
+    from authservice import origins
+
+    configure(trusted_origins=["http://127.0.0.1:*", "*.example.com", "https://*.corp.test"])
+    assert origins.is_exact_trusted_origin("http://127.0.0.1:45629/token")
+    assert not origins.is_exact_trusted_origin("https://127.0.0.1:45629/token")
+    assert not origins.is_exact_trusted_origin("http://redis.internal.example.com:6379/")
+    assert not origins.is_exact_trusted_origin("https://admin.corp.test/")

@@ -110,3 +110,21 @@ def test_reset_link_mailed_to_a_former_address_dies_when_the_admin_changes_it():
     response = ApiClient().api_post("/reset-password", {"token": token, "newPassword": "taken over 123"})
     assert (response.status_code, response.json()["code"]) == (400, "INVALID_TOKEN")
     assert get_user_model().objects.get(pk=user.pk).check_password(PASSWORD)
+
+
+def test_the_pre_hijackers_session_dies_with_the_victims_reset_even_once_the_victim_verified_the_address():
+    """Second attack pass: the attacker asks for a verification mail, the victim clicks it in their
+    own mailbox (the account is now "verified"), then resets: by default a reset ends every session."""
+    attacker = ApiClient()
+    assert attacker.api_post("/sign-up/email", {"email": "ada@example.com", "password": PASSWORD,
+                                                "name": "Ada"}).status_code == 200
+    mail.outbox.clear()
+    assert attacker.api_post("/send-verification-email", {"email": "ada@example.com"}).status_code == 200
+    link_token = re.search(r"[?&]token=([^&\s]+)", mail.outbox[-1].body).group(1)
+    assert ApiClient().api_get("/verify-email", {"token": link_token}).status_code == 200
+    victim = ApiClient()
+    mail.outbox.clear()
+    assert victim.api_post("/request-password-reset", {"email": "ada@example.com"}).status_code == 200
+    reset_token = re.search(r"/reset-password/([A-Za-z0-9]+)", mail.outbox[-1].body).group(1)
+    assert victim.api_post("/reset-password", {"token": reset_token, "newPassword": "victim pass 99"}).status_code == 200
+    assert attacker.api_get("/get-session").json() is None
