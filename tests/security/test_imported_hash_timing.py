@@ -138,3 +138,38 @@ def test_the_stored_hashers_command_names_a_configured_hasher_no_hash_uses(users
     assert out.getvalue().splitlines() == [
         "argon2: 1", "better_auth_scrypt: 1",
         "pbkdf2_sha256: 0 (unused: drop it from PASSWORD_HASHERS to make every sign-in cheaper)"]
+
+
+# --- weaker parameters than the hasher's current ones (second attack pass) ---------------------------
+FULL_COST = Counter()
+
+
+class CostAwareArgon2(Argon2PasswordHasher):
+    time_cost, memory_cost, parallelism = 2, 128, 1
+
+    def verify(self, password, encoded):
+        FULL_COST["argon2 at current parameters"] += not self.must_update(encoded)
+        return super().verify(password, encoded)
+
+
+class CostAwarePBKDF2(PBKDF2PasswordHasher):
+    iterations = 2000
+
+    def harden_runtime(self, password, encoded):
+        FULL_COST["pbkdf2 padded to current iterations"] += 1
+        return super().harden_runtime(password, encoded)
+
+
+def test_a_hash_with_weaker_parameters_still_pays_the_current_price(api, settings):
+    settings.PASSWORD_HASHERS = [f"{__name__}.CostAwareArgon2", f"{__name__}.CostAwarePBKDF2"]
+    weak_argon2 = Argon2PasswordHasher()
+    weak_argon2.time_cost, weak_argon2.memory_cost = 1, 64
+    credential_user("weak@example.com", weak_argon2.encode(PASSWORD, weak_argon2.salt()))
+    weak_pbkdf2 = PBKDF2PasswordHasher()
+    credential_user("old@example.com", weak_pbkdf2.encode(PASSWORD, weak_pbkdf2.salt(), iterations=500))
+    for email in ("weak@example.com", "old@example.com", "nobody@example.com"):
+        FULL_COST.clear()
+        response = api.api_post("/sign-in/email", {"email": email, "password": "wrong password 1"})
+        assert response.status_code == 401
+        assert FULL_COST["argon2 at current parameters"] == 1, email
+        assert FULL_COST["pbkdf2 padded to current iterations"] == (email == "old@example.com"), email
