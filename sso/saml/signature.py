@@ -42,14 +42,12 @@ from lxml import etree
 from saml2.sigver import CryptoBackendXmlSec1, DecryptError
 
 from sso.saml import structure
-from sso.saml.structure import REFERENCE, SIGNATURE, SIGNED_INFO
+from sso.saml.structure import ENCRYPTED_DATA, ENCRYPTED_KEY, REFERENCE, SIGNATURE, SIGNED_INFO
 from sso.saml.xml import DS, XENC
 
 logger = logging.getLogger("sso")
 
 RETRIEVAL_METHOD = f"{{{DS}}}RetrievalMethod"
-ENCRYPTED_DATA = f"{{{XENC}}}EncryptedData"
-ENCRYPTED_KEY = f"{{{XENC}}}EncryptedKey"
 CIPHER_REFERENCE = f"{{{XENC}}}CipherReference"
 RESPONSE_NODE = f"{structure.SAMLP}:Response"
 ASSERTION_NODE = f"{structure.SAML}:Assertion"
