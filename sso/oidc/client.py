@@ -188,22 +188,34 @@ def token_set(token, requested_scopes):
 
 def map_identity(config, claims, tokens_):
     """sso.md §3 step 9: the mapped user info, ``attributes`` = the raw claims (SEED)."""
-    mapping = config.get("mapping") or {}
-    email = claims.get(mapping.get("email") or "email")
+    mapping = _dict(config.get("mapping"))
+    email = claims.get(_claim(mapping, "email", "email"))
     if not isinstance(email, str) or not email.strip() or not claims.get("sub"):
         raise SignInFailure(R.INVALID_PROVIDER, "missing_user_info")
-    verified_claim = claims.get(mapping.get("emailVerified") or "email_verified")
+    verified_claim = claims.get(_claim(mapping, "emailVerified", "email_verified"))
     info = {
         "id": str(claims["sub"]),
         "email": email.strip().lower(),
-        "name": claims.get(mapping.get("name") or "name") or "",
+        "name": claims.get(_claim(mapping, "name", "name")) or "",
         "emailVerified": bool(sso_settings.account_linking.trust_email_verified
                               and verified_claim in (True, "true")),
     }
-    image = claims.get(mapping.get("image") or "picture")
+    image = claims.get(_claim(mapping, "image", "picture"))
     if image:
         info["image"] = image
-    for field_name, claim in (mapping.get("extraFields") or {}).items():
-        info[field_name] = claims.get(claim)
+    for field_name, claim in _dict(mapping.get("extraFields")).items():
+        if isinstance(claim, str):
+            info[field_name] = claims.get(claim)
     info["attributes"] = dict(claims)
     return linking.identity(info["id"], info, tokens_)
+
+
+# A row stored before the provider config was typed (issue 12) may hold any JSON here: read it
+# tolerantly, so a wrong type means the default, never a 500.
+def _dict(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _claim(mapping, key, default):
+    value = mapping.get(key)
+    return value if isinstance(value, str) and value else default

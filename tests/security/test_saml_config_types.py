@@ -83,3 +83,14 @@ def test_a_stored_wrongly_typed_saml_config_never_answers_500(make_user, key, ca
     statuses = _anonymous_statuses()
 
     assert all(status < 500 for status in statuses.values()), statuses
+
+
+@pytest.mark.parametrize("mapping", [["email"], {"email": 5, "name": {}, "extraFields": ["dept"]},
+                                     {"extraFields": {"dept": 7}}, "mapping"])
+def test_a_stored_wrongly_typed_oidc_mapping_falls_back_to_the_defaults(mapping):
+    """Rows stored before oidcConfig was typed: the OIDC callback reads them tolerantly, never a 500."""
+    from sso.oidc.client import map_identity
+
+    identity = map_identity({"mapping": mapping}, {"sub": "s1", "email": "Ada@Acme.com", "name": "Ada"}, None)
+    assert identity.email == "ada@acme.com"
+    assert identity.user_info["name"] == "Ada"
