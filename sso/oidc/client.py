@@ -22,6 +22,7 @@ from sso import discovery, linking, signin, state
 from sso.errors import RedirectError as R
 from sso.models import SsoProvider
 from sso.oidc.verification import OIDCFailure, ProviderOIDCBackend
+from sso.stored import as_dict
 
 logger = logging.getLogger("sso")
 
@@ -188,7 +189,7 @@ def token_set(token, requested_scopes):
 
 def map_identity(config, claims, tokens_):
     """sso.md §3 step 9: the mapped user info, ``attributes`` = the raw claims (SEED)."""
-    mapping = _dict(config.get("mapping"))
+    mapping = as_dict(config.get("mapping"))
     email = claims.get(_claim(mapping, "email", "email"))
     if not isinstance(email, str) or not email.strip() or not claims.get("sub"):
         raise SignInFailure(R.INVALID_PROVIDER, "missing_user_info")
@@ -203,17 +204,11 @@ def map_identity(config, claims, tokens_):
     image = claims.get(_claim(mapping, "image", "picture"))
     if image:
         info["image"] = image
-    for field_name, claim in _dict(mapping.get("extraFields")).items():
+    for field_name, claim in as_dict(mapping.get("extraFields")).items():
         if isinstance(claim, str):
             info[field_name] = claims.get(claim)
     info["attributes"] = dict(claims)
     return linking.identity(info["id"], info, tokens_)
-
-
-# A row stored before the provider config was typed (issue 12) may hold any JSON here: read it
-# tolerantly, so a wrong type means the default, never a 500.
-def _dict(value):
-    return value if isinstance(value, dict) else {}
 
 
 def _claim(mapping, key, default):

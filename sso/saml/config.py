@@ -28,6 +28,7 @@ from authservice import links
 from sso import app_settings
 from sso.saml import signature, xml
 from sso.saml_config import _pem_blocks, certificates_of, private_key_refusal
+from sso.stored import as_dict, as_list, as_str
 
 EMAIL_FORMAT = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
 DEFAULT_SIGNATURE = "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
@@ -38,19 +39,6 @@ ACS_ALIAS_PATH = "/sso/saml2/sp/acs/"
 
 def xmlsec_binary():
     return shutil.which("xmlsec1") or "/usr/bin/xmlsec1"
-
-
-def _dict(value):
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value):
-    return value if isinstance(value, list) else []
-
-
-def _str(value):
-    """A stored string, else None: rows saved before samlConfig was typed may hold any JSON (never a 500)."""
-    return value if isinstance(value, str) else None
 
 
 @dataclass
@@ -66,25 +54,25 @@ class Settings:
 
     @property
     def idp(self):
-        return _dict(self.config.get("idpMetadata"))
+        return as_dict(self.config.get("idpMetadata"))
 
     @property
     def sp(self):
-        return _dict(self.config.get("spMetadata"))
+        return as_dict(self.config.get("spMetadata"))
 
     # --- SP ---------------------------------------------------------------------------------------
     @property
     def sp_entity_id(self):
-        return _str(self.sp.get("entityID")) or self.provider.issuer
+        return as_str(self.sp.get("entityID")) or self.provider.issuer
 
     @property
     def audiences(self):
         """Values accepted in every AudienceRestriction: the SP entity ID, or ``audience``."""
-        return [value for value in (self.sp_entity_id, _str(self.config.get("audience"))) if value]
+        return [value for value in (self.sp_entity_id, as_str(self.config.get("audience"))) if value]
 
     @property
     def name_id_format(self):
-        return _str(self.config.get("identifierFormat")) or EMAIL_FORMAT
+        return as_str(self.config.get("identifierFormat")) or EMAIL_FORMAT
 
     @property
     def want_assertions_signed(self):
@@ -122,13 +110,13 @@ class Settings:
     def signature_algorithm(self):
         from sso.saml import algorithms
 
-        return algorithms.expand(algorithms.SIGNATURE, _str(self.config.get("signatureAlgorithm")) or DEFAULT_SIGNATURE)
+        return algorithms.expand(algorithms.SIGNATURE, as_str(self.config.get("signatureAlgorithm")) or DEFAULT_SIGNATURE)
 
     @property
     def digest_algorithm(self):
         from sso.saml import algorithms
 
-        return algorithms.expand(algorithms.DIGEST, _str(self.config.get("digestAlgorithm")) or DEFAULT_DIGEST)
+        return algorithms.expand(algorithms.DIGEST, as_str(self.config.get("digestAlgorithm")) or DEFAULT_DIGEST)
 
     def acs_url(self, ctx=None):
         return f"{links.base(ctx)}{ACS_PATH}{quote(self.provider.provider_id, safe='')}"
@@ -149,7 +137,7 @@ class Settings:
     @property
     def idp_entity_id(self):
         """The configured IdP entity ID, else the metadata's; ``None`` when neither names one."""
-        if _str(self.idp.get("entityID")):
+        if as_str(self.idp.get("entityID")):
             return self.idp["entityID"]
         root = _idp_descriptor_root(self.idp_metadata_xml)
         return root.get("entityID") if root is not None else None
@@ -185,10 +173,10 @@ class Settings:
             for service in root.iter(xml.q(xml.MD, "SingleSignOnService")):
                 if service.get("Binding") == BINDING_HTTP_REDIRECT and service.get("Location"):
                     return service.get("Location")
-        for service in _list(self.idp.get("singleSignOnService")):
-            if isinstance(service, dict) and _str(service.get("Location")):
+        for service in as_list(self.idp.get("singleSignOnService")):
+            if isinstance(service, dict) and as_str(service.get("Location")):
                 return service["Location"]
-        return _str(self.config.get("entryPoint"))
+        return as_str(self.config.get("entryPoint"))
 
     def idp_metadata(self, issuer=None):
         """IdP metadata for pysaml2: the given XML, or one built from the entity ID, SSO URL and certs.
@@ -198,7 +186,7 @@ class Settings:
         """
         if self.idp_metadata_xml and not certificates_of(self.config):
             return self.idp_metadata_xml
-        entity_id = self.idp_entity_id or issuer or _str(self.config.get("entryPoint")) or "urn:unknown-idp"
+        entity_id = self.idp_entity_id or issuer or as_str(self.config.get("entryPoint")) or "urn:unknown-idp"
         keys = "".join(
             '<md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>'
             f"{body}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>"

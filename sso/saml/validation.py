@@ -16,12 +16,9 @@ from authservice.errors import APIError
 from sso.errors import codes
 from sso.saml import algorithms, metadata, xml
 from sso.saml_config import load_certificate, private_key_refusal
+from sso.stored import as_dict
 
 INVALID_IDP_METADATA = "Invalid IdP metadata: expected an EntityDescriptor with an IDPSSODescriptor"
-
-
-def _dict(value):
-    return value if isinstance(value, dict) else {}
 
 
 def check_metadata_document(text, root, which):
@@ -50,7 +47,7 @@ def check_idp_metadata(text):
 
 
 def _check_idp_metadata(config):
-    text = _dict(config.get("idpMetadata")).get("metadata")
+    text = as_dict(config.get("idpMetadata")).get("metadata")
     if not text:
         return
     root = check_idp_metadata(text)
@@ -64,7 +61,7 @@ def _check_idp_metadata(config):
 
 
 def _check_sp_metadata(config):
-    text = _dict(config.get("spMetadata")).get("metadata")
+    text = as_dict(config.get("spMetadata")).get("metadata")
     if not text:
         return
     try:
@@ -84,7 +81,7 @@ def _check_sp_metadata(config):
 
 def _check_sp_certificates(config):
     # Private keys are checked when first used (a bad one answers SAML_CONFIG_INVALID there).
-    sp = _dict(config.get("spMetadata"))
+    sp = as_dict(config.get("spMetadata"))
     for label in ("signingCert", "cert", "encryptCert", "encCert"):
         if sp.get(label) and load_certificate(sp[label]) is None:
             raise APIError(400, codes.SAML_INVALID_CERTIFICATE, f"spMetadata.{label} is not a valid PEM certificate")
@@ -101,7 +98,7 @@ def _check_sp_key_sizes(config):
     loading validates it (seconds at 8192 bits; security.md I6). The size is read from an unvalidated
     parse; a key that does not parse is still left to its first use."""
     for section, field in SP_KEY_FIELDS:
-        holder = _dict(config.get(section)) if section else config
+        holder = as_dict(config.get(section)) if section else config
         pem, password = holder.get(field), holder.get(f"{field}Pass")
         if not isinstance(pem, str) or not pem:
             continue

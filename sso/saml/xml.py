@@ -68,15 +68,3 @@ def algorithms(root):
             found[3].remove(method.get("Algorithm"))
             found[2].append(method.get("Algorithm"))
     return found
-
-
-def enveloped_signature_of(element):
-    """The one ds:Signature child of ``element`` whose single Reference points at its ID, else None."""
-    signatures = element.findall(q(DS, "Signature"))
-    if len(signatures) != 1:
-        return None
-    references = signatures[0].findall(f"{q(DS, 'SignedInfo')}/{q(DS, 'Reference')}")
-    element_id = element.get("ID")
-    if len(references) != 1 or not element_id or references[0].get("URI") != f"#{element_id}":
-        return None
-    return signatures[0]
