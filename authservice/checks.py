@@ -31,7 +31,7 @@ SETTING_CHECK_IDS = {
 @register()
 def check_settings(app_configs, **kwargs):
     if not isinstance(app_settings.namespace.user_values(), dict):
-        return check_values(app_settings.namespace, app_settings.TYPES, SETTING_CHECK_IDS) + _other_checks()
+        return check_values(app_settings.namespace, app_settings.TYPES, SETTING_CHECK_IDS)
     problems = [
         Error(f"Unknown setting AUTHSERVICE[{name!r}]", hint="See docs/reference/settings.md.",
               id="authservice.E001")
@@ -40,7 +40,7 @@ def check_settings(app_configs, **kwargs):
     problems += check_values(app_settings.namespace, app_settings.TYPES, SETTING_CHECK_IDS)
     if not any(problem.is_serious() for problem in problems):
         problems += _combinations()  # read through app_settings: only once every value has its type
-    return problems + _other_checks()
+    return problems
 
 
 def _combinations():
@@ -81,7 +81,8 @@ def _combinations():
     return problems
 
 
-def _other_checks():
+@register()
+def check_hashers_and_tasks(app_configs, **kwargs):
     problems = []
     if not any("argon2" in hasher.lower() for hasher in settings.PASSWORD_HASHERS[:1]):
         problems.append(Warning("The first PASSWORD_HASHERS entry is not Argon2 [D6].",
