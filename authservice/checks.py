@@ -27,6 +27,16 @@ SETTING_CHECK_IDS = {
     "origin_everything": "authservice.W007",  # a trusted-origin glob that matches every origin
 }
 
+# Checks of a key against other keys (in _combinations), listed per key in the settings reference.
+COMBINATION_CHECK_IDS = {
+    "email_and_password.min_password_length": ("authservice.E012",),
+    "email_and_password.max_password_length": ("authservice.E012",),
+    "base_url": ("authservice.W001", "authservice.W005"),
+    "disable_origin_check": ("authservice.W008",),
+    "secret": ("authservice.W009",),
+    "rate_limit.custom_rules": ("authservice.W010",),
+}
+
 
 @register()
 def check_settings(app_configs, **kwargs):

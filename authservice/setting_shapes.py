@@ -9,6 +9,7 @@ class Origin(Type):
     custom scheme (``myapp://``), or a glob (``*.example.com``, ``https://*.example.com``)."""
 
     kind = "origin"
+    emits = ("origin", "origin_path", "origin_everything")
     label = "an origin (scheme://host[:port]) or a glob"
 
     def problems(self, value, name):
@@ -45,6 +46,7 @@ class Origin(Type):
 
 class BasePath(Type):
     kind = "base_path"
+    emits = ("base_path",)
     label = "a path starting with '/', not ending with it"
     check_id = "authservice.E002"
 
@@ -60,6 +62,7 @@ class RateRules(Type):
     """``{"/path" or glob: {"window": s, "max": n} or False}``, paths relative to the base path."""
 
     kind = "rate_rule"
+    emits = ("rate_rule", "range")
     label = 'a dict {"/path" or glob: {"window": seconds, "max": n} or False}'
 
     def problems(self, value, name):
@@ -87,6 +90,7 @@ class SocialProviders(Type):
     """``{id: {"clientId": ..., ...}}``; the class is ``"class"``, else the built-in ``"type"`` or id."""
 
     kind = "social_provider"
+    emits = ("social_provider", "import", "url")
     label = 'a dict {provider id: {"clientId": ..., "clientSecret": ..., ...}}'
     URLS = ("issuer", "authorizationEndpoint", "tokenEndpoint", "userInfoEndpoint", "jwksUri", "redirectURI")
 

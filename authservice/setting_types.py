@@ -39,6 +39,10 @@ class Type:
     kind = "type"
     label = "any value"
     check_id = ""  # overrides the app's id for this type's own kind (keeps pre-existing ids)
+    emits = ()  # the kinds of problem it can report besides "type" (for the settings reference)
+
+    def children(self):
+        return ()
 
     def problems(self, value, name):
         """Problems of ``value``; ``name`` is where it is, as the user wrote it."""
@@ -75,6 +79,7 @@ class Int(Type):
     """A whole number (``number=True``: a float too), > 0 or (``positive=False``) ≥ 0."""
 
     kind = "range"
+    emits = ("range",)
 
     def __init__(self, positive=True, number=False):
         self.positive = positive
@@ -95,6 +100,7 @@ class Int(Type):
 
 class Choice(Type):
     kind = "choice"
+    emits = ("choice",)
 
     def __init__(self, *values, check_id=""):
         self.values = values
@@ -112,6 +118,9 @@ class Optional(Type):
         self.inner = inner
         self.label = f"{inner.label}, or None"
 
+    def children(self):
+        return (self.inner,)
+
     def problems(self, value, name):
         return [] if value is None else self.inner.problems(value, name)
 
@@ -121,6 +130,9 @@ class ListOf(Type):
         self.item = item or Any()
         self.comma_separated = comma_separated  # the code also splits a string on commas
         self.label = "a list" if type(self.item) is Type else f"a list, each {self.item.label}"
+
+    def children(self):
+        return (self.item,)
 
     def problems(self, value, name):
         if self.comma_separated and isinstance(value, str):
@@ -143,6 +155,9 @@ class DictOf(Type):
         self.key = key or Str()
         self.label = "a dict" if type(self.value) is Type else f"a dict, each value {self.value.label}"
 
+    def children(self):
+        return (self.key, self.value)
+
     def problems(self, value, name):
         if not isinstance(value, dict):
             return [self.wrong_type(value, name)]
@@ -157,6 +172,7 @@ class URL(Type):
     """An absolute http(s) URL (``relative=True``: or a path on this site, ``/error``)."""
 
     kind = "url"
+    emits = ("url",)
 
     def __init__(self, relative=False):
         self.relative = relative
@@ -178,6 +194,7 @@ class DottedPath(Type):
     ``path_only``, the callable itself may be given instead of its path."""
 
     kind = "import"
+    emits = ("import",)
 
     def __init__(self, label="a dotted path to a callable", of_class=False, path_only=False):
         self.label = label
@@ -203,6 +220,7 @@ class DottedPath(Type):
 class CookieName(Type):
     kind = "cookie_name"
     label = "a cookie name"
+    emits = ("cookie_name",)
 
     def problems(self, value, name):
         if not isinstance(value, str):
@@ -282,6 +300,16 @@ def short(value):
     """``repr(value)``, cut to fit in one message."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_ids(declared, ids):
+    """The ids of every check that may report on a value of type ``declared``."""
+    found = {ids.get("type")}
+    for kind in declared.emits:
+        found.add(declared.check_id if kind == declared.kind and declared.check_id else ids.get(kind))
+    for child in declared.children():
+        found |= check_ids(child, ids)
+    return found - {None}
 
 
 def check_messages(problems, ids):

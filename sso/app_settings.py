@@ -41,6 +41,7 @@ DEFAULTS = {
         "enabled": False,
     },
     "organization_provisioning": {
+        # Don't add users who sign in through an organization's provider to that organization.
         "disabled": False,
         # Role given to users added by an SSO sign-in: "member" or "admin".
         "default_role": "member",

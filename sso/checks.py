@@ -21,6 +21,13 @@ SETTING_CHECK_IDS = {
     "check_failed": "sso.E029",  # a value so odd that its check itself failed
 }
 
+# Checks of a key against other keys (in _combinations), listed per key in the settings reference.
+COMBINATION_CHECK_IDS = {
+    "trust_any_email_domain": ("sso.W001",),
+    "domain_verification.enabled": ("sso.W001",),
+    "saml.algorithms.on_deprecated": ("sso.W002",),
+}
+
 
 @register()
 def check_settings(app_configs, **kwargs):

@@ -8,6 +8,7 @@ class Nameserver(Type):
     """``host``, ``host:port``, ``[v6]:port`` or a bare IPv6 address, as ``sso.domains`` reads it."""
 
     kind = "nameserver"
+    emits = ("nameserver",)
     label = "'host' or 'host:port'"
 
     def problems(self, value, name):
@@ -32,6 +33,7 @@ class DefaultProvider(Type):
     """One ``default_sso`` item: ``{"provider_id"|"providerId": ..., "oidc_config"|"saml_config": {...}}``."""
 
     kind = "default_sso"
+    emits = ("default_sso",)
     label = 'a dict {"provider_id": ..., "domain": ..., "oidc_config" or "saml_config": {...}}'
 
     def problems(self, value, name):
