@@ -40,6 +40,11 @@ COMBINATION_CHECK_IDS = {
 
 @register()
 def check_settings(app_configs, **kwargs):
+    return check_setting_values() + _hashers_and_tasks()
+
+
+def check_setting_values():
+    """Problems of the project's AUTHSERVICE dict alone."""
     if not isinstance(app_settings.namespace.user_values(), dict):
         return check_values(app_settings.namespace, app_settings.TYPES, SETTING_CHECK_IDS)
     problems = [
@@ -91,8 +96,7 @@ def _combinations():
     return problems
 
 
-@register()
-def check_hashers_and_tasks(app_configs, **kwargs):
+def _hashers_and_tasks():
     problems = []
     if not any("argon2" in hasher.lower() for hasher in settings.PASSWORD_HASHERS[:1]):
         problems.append(Warning("The first PASSWORD_HASHERS entry is not Argon2 [D6].",

@@ -31,6 +31,11 @@ COMBINATION_CHECK_IDS = {
 
 @register()
 def check_settings(app_configs, **kwargs):
+    return check_setting_values()
+
+
+def check_setting_values():
+    """Problems of the project's AUTHSERVICE_SSO dict."""
     if not isinstance(app_settings.namespace.user_values(), dict):
         return check_values(app_settings.namespace, app_settings.TYPES, SETTING_CHECK_IDS)
     problems = [

@@ -7,13 +7,13 @@ settings produce no error at all.
 import pytest
 from django.core.checks import run_checks
 
-from authservice.checks import check_settings
+from authservice.checks import check_setting_values
 from project import settings as project_settings
 
 
 def problems(configure, **overrides):
     configure(**overrides)
-    return check_settings(None)
+    return check_setting_values()
 
 
 def ids(configure, **overrides):
@@ -106,7 +106,7 @@ def test_a_social_provider_class_is_imported(configure):
 
 def test_a_settings_dict_that_is_no_dict_is_one_error(settings):
     settings.AUTHSERVICE = ["base_url", "https://auth.example.com"]
-    assert "authservice.E003" in {problem.id for problem in check_settings(None)}
+    assert "authservice.E003" in {problem.id for problem in check_setting_values()}
 
 
 @pytest.mark.parametrize("odd", [None, 1.5, b"bytes", object(), {1: 2}, [[]], {"x": {"y": set()}}])

@@ -2,12 +2,12 @@
 
 import pytest
 
-from sso.checks import check_settings
+from sso.checks import check_setting_values
 
 
 def problems(configure_sso, **overrides):
     configure_sso(**overrides)
-    return check_settings(None)
+    return check_setting_values()
 
 
 def ids(configure_sso, **overrides):
@@ -66,7 +66,7 @@ def test_nameservers_may_be_one_comma_separated_string_as_the_resolver_reads_the
 
 def test_a_settings_dict_that_is_no_dict_is_one_error(settings):
     settings.AUTHSERVICE_SSO = "domain_verification"
-    assert [problem.id for problem in check_settings(None)] == ["sso.E011"]
+    assert [problem.id for problem in check_setting_values()] == ["sso.E011"]
 
 
 @pytest.mark.parametrize("odd", [None, 1.5, b"bytes", object(), {1: 2}, [[]], [{"provider_id": object()}]])
