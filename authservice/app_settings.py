@@ -18,6 +18,8 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 from authservice.conf import NamespacedSettings
+from authservice.setting_shapes import BasePath, Origin, RateRules, SocialProviders
+from authservice.setting_types import URL, Bool, Choice, CookieName, DictOf, DottedPath, Int, ListOf, Optional, Str
 
 DEFAULTS = {
     # Where every endpoint is mounted.
@@ -31,18 +33,25 @@ DEFAULTS = {
     "trusted_origins": [],
     # Cookie names are ``[__Secure-]{cookie_prefix}.{key}``; ``cookie_names`` renames single keys [D5].
     "cookie_prefix": "auth",
+    # {"session_token": "sid", ...}: a full name for one cookie, replacing prefix and key.
     "cookie_names": {},
     # ``None``: Secure cookies exactly when base_url is https. True/False forces it.
     "secure_cookies": None,
     # Domain attribute for cross-subdomain cookies; ``None`` sends none.
     "cookie_domain": None,
     "email_and_password": {
+        # The e-mail and password endpoints (sign-up, sign-in, password reset).
         "enabled": True,
+        # Refuse new accounts by sign-up/email; existing users still sign in.
         "disable_sign_up": False,
+        # Sign-in is refused (403 EMAIL_NOT_VERIFIED) until the address is verified.
         "require_email_verification": False,
+        # Sign-up also signs the new user in (no session when verification is required).
         "auto_sign_in": True,
+        # Bounds of a new password, in characters.
         "min_password_length": 8,
         "max_password_length": 128,
+        # The request-password-reset and reset-password endpoints.
         "reset_password_enabled": True,
         # Seconds a mailed reset link lives, counted from the request (not from when the queue sent it).
         "reset_password_token_expires_in": 3600,
@@ -57,32 +66,45 @@ DEFAULTS = {
         "revoke_sessions_on_password_reset": True,
     },
     "email_verification": {
+        # Verification mails and the verify-email endpoint.
         "enabled": True,
         # ``None``: follows email_and_password.require_email_verification.
         "send_on_sign_up": None,
+        # Mail a new link when an unverified user tries to sign in.
         "send_on_sign_in": False,
+        # Following the mailed link also signs the user in.
         "auto_sign_in_after_verification": False,
+        # Seconds a verification link lives.
         "expires_in": 3600,
     },
     "change_email": {
+        # The change-email endpoint.
         "enabled": True,
+        # Change an unverified address at once, without a confirmation mail.
         "update_email_without_verification": False,
         # Flow (b) of core.md §4.13: confirm on the old address first when it is verified.
         "send_confirmation_to_old_email": False,
     },
     "delete_user": {
+        # The delete-user endpoint.
         "enabled": True,
         # Send a confirmation mail instead of deleting at once.
         "send_delete_verification": False,
+        # Seconds a mailed deletion link lives.
         "delete_token_expires_in": 86400,
     },
     "session": {
+        # Seconds a session lives (7 days).
         "expires_in": 604800,
+        # Seconds after which a use of the session extends it by expires_in; 0: on every use.
         "update_age": 86400,
+        # Seconds a session counts as fresh for sensitive changes (delete-user...); 0: always fresh.
         "fresh_age": 86400,
     },
     "rate_limit": {
+        # Limit requests per client IP and path (core.md §8).
         "enabled": True,
+        # The default rule: at most ``max`` requests per ``window`` seconds.
         "window": 10,
         "max": 100,
         # "database" (a table of counters) or "cache" (Django's default cache: use Redis, never a
@@ -93,12 +115,18 @@ DEFAULTS = {
     },
     # Header the reverse proxy writes the client address into (e.g. "X-Forwarded-For") [D9].
     "ip_address_header": None,
+    # Proxies in front of the service: the client is this many addresses from the header's end.
     "trusted_proxy_count": 1,
     "account_linking": {
+        # Link a social account to the existing user of the same e-mail address.
         "enabled": True,
+        # Provider ids whose e-mail addresses are trusted for linking even when not marked verified.
         "trusted_providers": [],
+        # Link only when the existing user's own address is verified.
         "require_local_email_verified": True,
+        # link-social may link an account whose e-mail differs from the user's.
         "allow_different_emails": False,
+        # unlink-account may remove the user's last way to sign in.
         "allow_unlinking_all": False,
     },
     # Where OAuth errors land instead of {base}/error.
@@ -112,11 +140,35 @@ DEFAULTS = {
 }
 
 
+# What a key may hold where its default does not say it (authservice/setting_types.py); every other
+# key must have its default's type. The system checks validate the project's values against these.
+TYPES = {
+    "base_path": BasePath(),
+    "base_url": Optional(URL()),
+    "secret": Optional(Str()),
+    "trusted_origins": ListOf(Origin()),
+    "cookie_prefix": CookieName(),
+    "cookie_names": DictOf(CookieName()),
+    "secure_cookies": Optional(Bool()),
+    "cookie_domain": Optional(Str()),
+    "email_verification.send_on_sign_up": Optional(Bool()),
+    "session.update_age": Int(positive=False),
+    "session.fresh_age": Int(positive=False),
+    "rate_limit.storage": Choice("database", "cache"),
+    "rate_limit.custom_rules": RateRules(),
+    "ip_address_header": Optional(Str()),
+    "account_linking.trusted_providers": ListOf(Str()),
+    "error_url": Optional(URL(relative=True)),
+    "adapter": DottedPath("a dotted path to an adapter class", of_class=True, path_only=True),
+    "social_providers": SocialProviders(),
+}
+
 # Dicts whose keys are chosen by the user (ids, paths), returned as plain dicts.
 _settings = NamespacedSettings(
     "AUTHSERVICE", DEFAULTS, raw_dicts={"cookie_names", "custom_rules", "social_providers"}
 )
 unknown_keys = _settings.unknown_keys
+namespace = _settings  # for the system checks and the settings reference
 
 
 def __getattr__(name):

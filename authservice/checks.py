@@ -1,26 +1,103 @@
-"""System checks with stable ids (``authservice.E001`` ...)."""
+"""System checks with stable ids (``authservice.E001`` ...).
+
+Values are checked against the types declared next to the defaults (``app_settings.TYPES``, derived
+from the default otherwise); ``SETTING_CHECK_IDS`` gives each kind of problem its id. The settings
+reference (docs/reference/settings.md) lists them per key.
+"""
 
 from django.conf import settings
 from django.core.checks import Error, Warning, register
 
-from authservice import app_settings
+from authservice import app_settings, origins
+from authservice.setting_types import check_settings as check_values
+
+SETTING_CHECK_IDS = {
+    "type": "authservice.E003",  # a value of the wrong type (a string where a list belongs, ...)
+    "range": "authservice.E004",  # a duration or count that must be positive (or >= 0)
+    "choice": "authservice.E005",  # not one of the allowed values
+    "url": "authservice.E006",  # not an absolute http(s) URL
+    "origin": "authservice.E007",  # a trusted origin that matches nothing or cannot be parsed
+    "import": "authservice.E008",  # a dotted path that cannot be imported, or names the wrong thing
+    "cookie_name": "authservice.E009",  # a cookie name a browser would not keep as written
+    "rate_rule": "authservice.E010",  # a rate_limit.custom_rules entry of the wrong shape
+    "social_provider": "authservice.E011",  # a social provider entry the registry cannot build
+    "base_path": "authservice.E002",
+    "check_failed": "authservice.E019",  # a value so odd that its check itself failed
+    "origin_path": "authservice.W006",  # a trusted origin with a path, which is ignored
+    "origin_everything": "authservice.W007",  # a trusted-origin glob that matches every origin
+}
+
+# Checks of a key against other keys (in _combinations), listed per key in the settings reference.
+COMBINATION_CHECK_IDS = {
+    "email_and_password.min_password_length": ("authservice.E012",),
+    "email_and_password.max_password_length": ("authservice.E012",),
+    "base_url": ("authservice.W001", "authservice.W005"),
+    "disable_origin_check": ("authservice.W008",),
+    "secret": ("authservice.W009",),
+    "rate_limit.custom_rules": ("authservice.W010",),
+}
 
 
 @register()
 def check_settings(app_configs, **kwargs):
+    return check_setting_values() + _hashers_and_tasks()
+
+
+def check_setting_values():
+    """Problems of the project's AUTHSERVICE dict alone."""
+    if not isinstance(app_settings.namespace.user_values(), dict):
+        return check_values(app_settings.namespace, app_settings.TYPES, SETTING_CHECK_IDS)
     problems = [
-        Error(f"Unknown setting AUTHSERVICE[{name!r}]", hint="See authservice/app_settings.py.",
+        Error(f"Unknown setting AUTHSERVICE[{name!r}]", hint="See docs/reference/settings.md.",
               id="authservice.E001")
         for name in app_settings.unknown_keys()
     ]
-    base_path = app_settings.base_path
-    if not base_path.startswith("/") or base_path.endswith("/") and base_path != "/":
-        problems.append(Error("AUTHSERVICE['base_path'] must start with '/' and not end with it",
-                              id="authservice.E002"))
-    if not app_settings.base_url:
+    problems += check_values(app_settings.namespace, app_settings.TYPES, SETTING_CHECK_IDS)
+    if not any(problem.is_serious() for problem in problems):
+        problems += _combinations()  # read through app_settings: only once every value has its type
+    return problems
+
+
+def _combinations():
+    problems = []
+    passwords = app_settings.email_and_password
+    if passwords.min_password_length > passwords.max_password_length:
+        problems.append(Error(
+            "AUTHSERVICE['email_and_password']['min_password_length'] is greater than max_password_length: "
+            "no password can be set.", hint="Lower the minimum or raise the maximum.", id="authservice.E012"))
+    base_url = app_settings.base_url
+    if not base_url:
         problems.append(Warning(
             "AUTHSERVICE['base_url'] is not set: mailed links use the request's Host header.",
             hint="Set it to the public origin, e.g. https://auth.example.com.", id="authservice.W001"))
+    elif base_url.rstrip("/") != origins.origin_of(base_url):
+        problems.append(Warning(
+            f"AUTHSERVICE['base_url'] is more than an origin ({base_url!r}): links become "
+            f"{base_url.rstrip('/')}{app_settings.base_path}/...", id="authservice.W005",
+            hint=f"Give the origin only ({origins.origin_of(base_url)}) and the path as base_path."))
+    if app_settings.disable_origin_check:
+        problems.append(Warning(
+            "AUTHSERVICE['disable_origin_check'] is on: any site can send signed-in requests (CSRF) and "
+            "any callbackURL is followed (open redirect).", hint="Turn it off; list your apps in "
+            "trusted_origins instead.", id="authservice.W008"))
+    secret = app_settings.namespace.section().secret  # app_settings.secret() falls back to SECRET_KEY
+    if secret is not None and len(secret) < 32:
+        problems.append(Warning(
+            "AUTHSERVICE['secret'] is shorter than 32 characters: cookies and tokens are signed with it.",
+            hint="Use a long random value, e.g. python -c 'import secrets; print(secrets.token_urlsafe(48))', "
+                 "or None for SECRET_KEY.", id="authservice.W009"))
+    base_path = app_settings.base_path
+    for pattern in app_settings.rate_limit.custom_rules:
+        if base_path != "/" and (pattern == base_path or pattern.startswith(base_path + "/")):
+            problems.append(Warning(
+                f"AUTHSERVICE['rate_limit']['custom_rules'] key {pattern!r} starts with the base path: "
+                "rules are matched against the path after it, so it never applies.",
+                hint=f"Write {pattern[len(base_path):] or '/'!r}.", id="authservice.W010"))
+    return problems
+
+
+def _hashers_and_tasks():
+    problems = []
     if not any("argon2" in hasher.lower() for hasher in settings.PASSWORD_HASHERS[:1]):
         problems.append(Warning("The first PASSWORD_HASHERS entry is not Argon2 [D6].",
                                 id="authservice.W002"))

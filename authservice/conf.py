@@ -74,7 +74,7 @@ class NamespacedSettings:
         found = []
         for key, value in overrides.items():
             if key not in defaults:
-                found.append(prefix + key)
+                found.append(f"{prefix}{key}")
             elif isinstance(defaults[key], dict) and isinstance(value, dict) and key not in self.raw_dicts:
                 found += self.unknown_keys(defaults[key], value, f"{prefix}{key}.")
         return found

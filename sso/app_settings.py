@@ -15,6 +15,8 @@ Read as ``sso_settings.domain_verification.enabled``. Unknown keys are reported 
 from django.utils.module_loading import import_string
 
 from authservice.conf import NamespacedSettings
+from authservice.setting_types import URL, Choice, DottedPath, Int, ListOf, Optional, Str
+from sso.setting_shapes import DefaultProvider, Nameserver
 
 DAY = 86400
 
@@ -39,6 +41,7 @@ DEFAULTS = {
         "enabled": False,
     },
     "organization_provisioning": {
+        # Don't add users who sign in through an organization's provider to that organization.
         "disabled": False,
         # Role given to users added by an SSO sign-in: "member" or "admin".
         "default_role": "member",
@@ -65,11 +68,15 @@ DEFAULTS = {
     # as verified. Each item: {"provider_id", "domain", "oidc_config"|"saml_config", ...}.
     "default_sso": [],
     "saml": {
+        # Accept a response only in answer to a request we sent (its InResponseTo), once.
         "enable_in_response_to_validation": True,
+        # Accept responses the IdP sends unasked (IdP-initiated sign-in; no InResponseTo).
         "allow_idp_initiated": False,
-        # Milliseconds, as in better-auth.
+        # Milliseconds an AuthnRequest waits for its response, as in better-auth.
         "request_ttl": 300_000,
+        # Milliseconds of clock difference tolerated on NotBefore/NotOnOrAfter.
         "clock_skew": 300_000,
+        # Refuse assertions without NotBefore/NotOnOrAfter conditions.
         "require_timestamps": False,
         "algorithms": {
             # "warn" (log, accept), "reject" or "allow" for deprecated algorithms.
@@ -90,9 +97,31 @@ DEFAULTS = {
     "discovery_timeout": 10,
 }
 
-# Dicts whose keys the user chooses, returned as plain dicts.
+# What a key may hold where its default does not say it (authservice/setting_types.py); every other
+# key must have its default's type. The system checks validate the project's values against these.
+TYPES = {
+    "domain_verification.dns_timeout": Int(number=True),
+    "dns_nameservers": ListOf(Nameserver(), comma_separated=True),
+    "providers_limit": Int(positive=False),
+    "resolve_private_key": Optional(DottedPath("a dotted path to resolve_private_key(provider=)")),
+    "organization_provisioning.default_role": Choice("member", "admin", check_id="sso.E002"),
+    "organization_provisioning.get_role": Optional(DottedPath("a dotted path to get_role(user=, ...)")),
+    "provision_user": Optional(DottedPath("a dotted path to provision_user(user=, ...)")),
+    "trust_any_email_domain": ListOf(Str()),
+    "default_sso": ListOf(DefaultProvider()),
+    "saml.clock_skew": Int(positive=False),
+    "saml.algorithms.on_deprecated": Choice("warn", "reject", "allow", check_id="sso.E003"),
+    "saml.algorithms.allowed_signature_algorithms": Optional(ListOf(Str())),
+    "saml.algorithms.allowed_digest_algorithms": Optional(ListOf(Str())),
+    "saml.algorithms.allowed_key_encryption_algorithms": Optional(ListOf(Str())),
+    "saml.algorithms.allowed_data_encryption_algorithms": Optional(ListOf(Str())),
+    "saml.idp_initiated_callback_url": Optional(URL(relative=True)),
+    "discovery_timeout": Int(number=True),
+}
+
 _settings = NamespacedSettings("AUTHSERVICE_SSO", DEFAULTS)
 unknown_keys = _settings.unknown_keys
+namespace = _settings  # for the system checks and the settings reference
 
 
 def __getattr__(name):

@@ -1,21 +1,64 @@
-"""System checks with stable ids (``sso.E001`` ...)."""
+"""System checks with stable ids (``sso.E001`` ...).
 
-from django.core.checks import Error, register
+Values are checked against the types declared next to the defaults (``app_settings.TYPES``);
+``SETTING_CHECK_IDS`` gives each kind of problem its id. ``sso.E002`` and ``sso.E003`` keep the ids
+they had before the types existed.
+"""
 
+from django.core.checks import Error, Warning, register
+
+from authservice.setting_types import check_settings as check_values
 from sso import app_settings
+
+SETTING_CHECK_IDS = {
+    "type": "sso.E011",  # a value of the wrong type
+    "range": "sso.E012",  # a duration, size or count out of range
+    "choice": "sso.E013",  # not one of the allowed values
+    "url": "sso.E014",  # not an absolute http(s) URL (or a path, where one is allowed)
+    "import": "sso.E015",  # a dotted path that cannot be imported, or names no callable
+    "nameserver": "sso.E016",  # a dns_nameservers entry that is no host[:port]
+    "default_sso": "sso.E017",  # a default_sso item without provider_id
+    "check_failed": "sso.E029",  # a value so odd that its check itself failed
+}
+
+# Checks of a key against other keys (in _combinations), listed per key in the settings reference.
+COMBINATION_CHECK_IDS = {
+    "trust_any_email_domain": ("sso.W001",),
+    "domain_verification.enabled": ("sso.W001",),
+    "saml.algorithms.on_deprecated": ("sso.W002",),
+}
 
 
 @register()
 def check_settings(app_configs, **kwargs):
+    return check_setting_values()
+
+
+def check_setting_values():
+    """Problems of the project's AUTHSERVICE_SSO dict."""
+    if not isinstance(app_settings.namespace.user_values(), dict):
+        return check_values(app_settings.namespace, app_settings.TYPES, SETTING_CHECK_IDS)
     problems = [
-        Error(f"Unknown setting AUTHSERVICE_SSO[{name!r}]", hint="See sso/app_settings.py.", id="sso.E001")
+        Error(f"Unknown setting AUTHSERVICE_SSO[{name!r}]", hint="See docs/reference/settings.md.",
+              id="sso.E001")
         for name in app_settings.unknown_keys()
     ]
-    role = app_settings.organization_provisioning.default_role
-    if role not in ("member", "admin"):
-        problems.append(Error("AUTHSERVICE_SSO['organization_provisioning']['default_role'] must be "
-                              "'member' or 'admin'", id="sso.E002"))
-    if app_settings.saml.algorithms.on_deprecated not in ("warn", "reject", "allow"):
-        problems.append(Error("AUTHSERVICE_SSO['saml']['algorithms']['on_deprecated'] must be 'warn', "
-                              "'reject' or 'allow'", id="sso.E003"))
+    problems += check_values(app_settings.namespace, app_settings.TYPES, SETTING_CHECK_IDS)
+    if not any(problem.is_serious() for problem in problems):
+        problems += _combinations()  # read through app_settings: only once every value has its type
+    return problems
+
+
+def _combinations():
+    problems = []
+    if app_settings.trust_any_email_domain and not app_settings.domain_verification.enabled:
+        problems.append(Warning(
+            "AUTHSERVICE_SSO['trust_any_email_domain'] has no effect: without domain verification every "
+            "provider may already sign in users of any e-mail domain.",
+            hint="Turn domain_verification on (and keep this list short), or empty the list.", id="sso.W001"))
+    if app_settings.saml.algorithms.on_deprecated == "allow":
+        problems.append(Warning(
+            "AUTHSERVICE_SSO['saml']['algorithms']['on_deprecated'] is 'allow': SHA-1 signatures, digests and "
+            "RSA 1.5 key transport are accepted without a log line.",
+            hint="Use 'warn' to see which IdPs still use them, then 'reject'.", id="sso.W002"))
     return problems

@@ -15,7 +15,10 @@ def check_xmlsec1(app_configs, **kwargs):
         return []
     return [Error(
         "The xmlsec1 binary is not installed: SAML responses cannot be processed.",
-        hint="Install it (Debian/Ubuntu: apt-get install xmlsec1; macOS: brew install libxmlsec1) "
-             "or remove the SAML providers.",
+        # pysaml2 needs the binary to build any SAML client, so this fires with no SAML provider yet:
+        # the fix is to install it, never to remove providers.
+        hint="Install the xmlsec1 program: Debian/Ubuntu: apt-get install xmlsec1; Fedora/RHEL: dnf install "
+             "xmlsec1 xmlsec1-openssl; Alpine: apk add xmlsec; macOS: brew install libxmlsec1. It must be on "
+             "the PATH of the server process.",
         id="sso.E010",
     )]

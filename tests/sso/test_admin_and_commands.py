@@ -150,3 +150,21 @@ def test_the_admin_refuses_saml_idp_metadata_that_is_not_xml(admin_client, provi
                                  _form_data(provider, oidc_config="", saml_config=config))
     assert response.status_code == 200  # the form again, with the error; nothing saved
     assert SsoProvider.objects.get(pk=provider.pk).saml_config is None
+
+
+def test_sso_verify_domain_without_a_token_says_how_to_get_one(provider):
+    from authservice.models import Verification
+
+    Verification.objects.filter(identifier="_auth-token-acme").delete()
+    with pytest.raises(CommandError, match="NO_PENDING_VERIFICATION") as raised:
+        call_command("sso_verify_domain", "acme", stdout=io.StringIO())
+    assert "sso_verify_domain acme --request-token" in str(raised.value)
+    assert "/api/auth/sso/request-domain-verification" in str(raised.value)
+
+
+def test_sso_verify_domain_request_token_prints_the_txt_record_to_publish(provider):
+    from sso import domains
+
+    out = io.StringIO()
+    call_command("sso_verify_domain", "acme", "--request-token", stdout=out)
+    assert f'_auth-token-acme.acme.com  TXT  "{domains.pending_token(provider)}"' in out.getvalue()

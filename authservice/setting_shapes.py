@@ -1,0 +1,131 @@
+"""The shapes of authservice's compound settings: trusted origins, the base path, rate-limit rules and
+social providers, in the vocabulary of :mod:`authservice.setting_types`."""
+
+from authservice.setting_types import URL, Bool, DottedPath, Int, ListOf, Str, Type, short
+
+
+class Origin(Type):
+    """A trusted-origin entry as :mod:`authservice.origins` reads it: ``https://app.example.com``, a
+    custom scheme (``myapp://``), or a glob (``*.example.com``, ``https://*.example.com``)."""
+
+    kind = "origin"
+    emits = ("origin", "origin_path", "origin_everything")
+    label = "an origin (scheme://host[:port]) or a glob"
+
+    def problems(self, value, name):
+        from authservice import origins  # noqa: PLC0415 - origins reads app_settings
+
+        if not isinstance(value, str):
+            return [self.wrong_type(value, name)]
+        hint = "Write scheme://host[:port], e.g. https://app.example.com, or a glob such as *.example.com."
+        if not value.strip() or value != value.strip():
+            return [self.problem(name, f"is not an origin: {value!r}", hint)]
+        if "*" in value or "?" in value:
+            host = value.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
+            if not host.strip("*?."):
+                return [self.problem(name, f"{value!r} trusts every origin", "List the origins of your own "
+                                     "apps instead; a glob should keep a fixed domain (*.example.com).",
+                                     kind="origin_everything", warning=True)]
+            return []
+        if "://" not in value:
+            return [self.problem(name, f"has no scheme, so it matches nothing: {value!r}",
+                                 f"Write https://{value} (or a glob, *.{value}).")]
+        try:
+            parts = origins.parse(value.rstrip("/"))
+        except origins.MalformedURL:
+            return [self.problem(name, f"cannot be parsed: {value!r}", hint)]
+        scheme = parts.scheme.lower()
+        if scheme in origins.HTTP_SCHEMES and not parts.hostname or scheme in origins._ACTIVE_SCHEMES:
+            return [self.problem(name, f"can never be trusted: {value!r}", hint)]
+        if scheme in origins.HTTP_SCHEMES and (parts.path not in ("", "/") or parts.query or parts.fragment):
+            return [self.problem(name, f"has a path, which is ignored: only {origins.origin_of(value)} is "
+                                 "compared", f"Write {origins.origin_of(value)}.", kind="origin_path",
+                                 warning=True)]
+        return []
+
+
+class BasePath(Type):
+    kind = "base_path"
+    emits = ("base_path",)
+    label = "a path starting with '/', not ending with it"
+    check_id = "authservice.E002"
+
+    def problems(self, value, name):
+        if not isinstance(value, str):
+            return [self.wrong_type(value, name)]
+        if value.startswith("/") and (value == "/" or not value.endswith("/")) and "//" not in value:
+            return []
+        return [self.problem(name, "must start with '/' and not end with it", "e.g. '/api/auth'.")]
+
+
+class RateRules(Type):
+    """``{"/path" or glob: {"window": s, "max": n} or False}``, paths relative to the base path."""
+
+    kind = "rate_rule"
+    emits = ("rate_rule", "range")
+    label = 'a dict {"/path" or glob: {"window": seconds, "max": n} or False}'
+
+    def problems(self, value, name):
+        if not isinstance(value, dict):
+            return [self.wrong_type(value, name)]
+        found = []
+        for pattern, rule in value.items():
+            at = f"{name}[{pattern!r}]"
+            if not isinstance(pattern, str) or not pattern.startswith("/"):
+                found.append(self.problem(at, "is not a path: keys start with '/' (e.g. '/sign-in/*')",
+                                          "Write the path relative to base_path, e.g. '/sign-in/email'."))
+            if rule is False:
+                continue
+            if not isinstance(rule, dict) or set(rule) != {"window", "max"}:
+                found.append(self.problem(at, f"must be False or {{'window': seconds, 'max': n}}, not "
+                                          f"{short(rule)}", "False lifts the limit; otherwise give both "
+                                          "'window' and 'max' and nothing else."))
+                continue
+            for key in ("window", "max"):
+                found += Int().problems(rule[key], f"{at}[{key!r}]")
+        return found
+
+
+class SocialProviders(Type):
+    """``{id: {"clientId": ..., ...}}``; the class is ``"class"``, else the built-in ``"type"`` or id."""
+
+    kind = "social_provider"
+    emits = ("social_provider", "import", "url")
+    label = 'a dict {provider id: {"clientId": ..., "clientSecret": ..., ...}}'
+    URLS = ("issuer", "authorizationEndpoint", "tokenEndpoint", "userInfoEndpoint", "jwksUri", "redirectURI")
+
+    def problems(self, value, name):
+        from authservice.social.registry import BUILT_IN  # noqa: PLC0415 - apps must be loaded
+
+        if not isinstance(value, dict):
+            return [self.wrong_type(value, name)]
+        found = []
+        for provider_id, entry in value.items():
+            at = f"{name}[{provider_id!r}]"
+            if not isinstance(entry, dict):
+                found.append(self.wrong_type(entry, at, 'Give a dict such as {"clientId": "...", '
+                                             '"clientSecret": "..."}.'))
+                continue
+            kind = entry.get("type") or provider_id
+            if entry.get("class"):
+                found += DottedPath("a provider class").problems(entry["class"], f"{at}['class']")
+            elif kind not in BUILT_IN:
+                found.append(self.problem(at, f"is no built-in provider: {kind!r}",
+                                          f"Name one of {', '.join(sorted(BUILT_IN))} as its id or 'type', or "
+                                          "give 'class': a dotted path to your provider class."))
+            client_id = entry.get("clientId")
+            if not (isinstance(client_id, str) and client_id) and not entry.get("appBundleIdentifier"):
+                found.append(self.problem(at, "has no 'clientId'", "Copy the client id from the provider's "
+                                          "developer console."))
+            if kind == "oidc" and not entry.get("class") and not entry.get("issuer"):
+                found.append(self.problem(at, "has no 'issuer'", "A generic OIDC provider is discovered from "
+                                          "its issuer URL, e.g. https://login.example.com."))
+            for key in self.URLS:
+                if entry.get(key) is not None:
+                    found += URL().problems(entry[key], f"{at}[{key!r}]")
+            for key in ("enabled", "disableSignUp", "disableImplicitSignUp", "disableDefaultScope"):
+                if key in entry:
+                    found += Bool().problems(entry[key], f"{at}[{key!r}]")
+            if "scopes" in entry:
+                found += ListOf(Str()).problems(entry["scopes"], f"{at}['scopes']")
+        return found
