@@ -10,6 +10,7 @@ exposed to cross-origin scripts by ``Access-Control-Expose-Headers``.
 """
 
 import re
+from typing import Any
 from urllib.parse import unquote
 
 from authservice import app_settings, cookies, tokens
@@ -21,11 +22,11 @@ _SCHEME = "bearer "  # RFC 7235: the scheme is case-insensitive
 _RAW_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
-def enabled():
+def enabled() -> bool:
     return bool(app_settings.bearer.enabled)
 
 
-def token_from(headers):
+def token_from(headers: Any) -> str | None:
     """The session token an ``Authorization: Bearer`` header names, or ``None`` (also when disabled)."""
     if not enabled():
         return None
@@ -40,7 +41,7 @@ def token_from(headers):
     return token
 
 
-def exposed_token(ctx):
+def exposed_token(ctx: Any) -> str | None:
     """The ``set-auth-token`` value for ``ctx``'s answer: the session cookie it sets, if any."""
     if ctx is None or not enabled():
         return None
@@ -54,7 +55,7 @@ def exposed_token(ctx):
     return value
 
 
-def add_exposed_header(existing):
+def add_exposed_header(existing: str | None) -> str:
     """``Access-Control-Expose-Headers`` with ``set-auth-token`` added to what it already lists."""
     names = [name.strip() for name in (existing or "").split(",") if name.strip()]
     if HEADER not in (name.lower() for name in names):

@@ -7,18 +7,20 @@ sign-ins and failed passwords. ``user_logged_in`` is sent exactly when our ``use
 an in-process call made without one.
 """
 
+from typing import Any
+
 from django.contrib.auth import signals
 
 
-def logged_in(ctx, user):
+def logged_in(ctx: Any, user: Any) -> None:
     signals.user_logged_in.send(sender=user.__class__, request=ctx.request, user=user)
 
 
-def logged_out(ctx, user):
+def logged_out(ctx: Any, user: Any) -> None:
     signals.user_logged_out.send(sender=user.__class__, request=ctx.request, user=user)
 
 
-def login_failed(ctx, email):
+def login_failed(ctx: Any, email: str) -> None:
     """A wrong password or an unknown address at sign-in. Like Django's ``authenticate()``, the
     sender is a module name and the credentials never hold the password."""
     signals.user_login_failed.send(sender=__name__, credentials={"email": email}, request=ctx.request)

@@ -15,8 +15,11 @@ No session: ``None`` (the next class may try); a view that needs one answers 401
 ``WWW-Authenticate`` (see :meth:`authenticate_header`).
 """
 
+from typing import Any
+
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
+from rest_framework.request import Request
 
 from authservice import bearer, request_session
 from authservice.api import guards
@@ -30,7 +33,7 @@ class OriginRefused(exceptions.PermissionDenied):
 
 
 class SessionTokenAuthentication(BaseAuthentication):
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
         django_request = request._request
         if not request_session.carries_token(django_request):
             return None
@@ -46,6 +49,6 @@ class SessionTokenAuthentication(BaseAuthentication):
                 raise OriginRefused(detail=error.message, code=error.code) from None
         return found.user, found.session
 
-    def authenticate_header(self, request):
+    def authenticate_header(self, request: Request) -> str:
         """A value makes DRF answer an unauthenticated request 401 (with it), not 403."""
         return 'Bearer realm="api"' if bearer.enabled() else 'Session realm="api"'

@@ -23,8 +23,12 @@ inactive user and a cookie whose signature does not verify are all no session (`
 A session due for refresh is refreshed, its new cookie written on the response, as get-session does.
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest, HttpResponse
 from django.utils.functional import SimpleLazyObject
 
 from authservice import request_session
@@ -32,17 +36,14 @@ from authservice.api import render
 
 
 class AuthSessionMiddleware:
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         if request_session.carries_token(request):
             _install(request)
-        elif not hasattr(request, "user"):
-            request.user = AnonymousUser()
-            request.auth_session = None
         else:
-            request.auth_session = None
+            _signed_out(request)
         response = self.get_response(request)
         ctx = request_session.resolved_context(request)
         if ctx is not None and ctx.response_cookies:
@@ -51,23 +52,29 @@ class AuthSessionMiddleware:
         return response
 
 
-def _install(request):
+def _signed_out(request: Any) -> None:
+    if not hasattr(request, "user"):  # Django's AuthenticationMiddleware is not installed
+        request.user = AnonymousUser()
+    request.auth_session = None
+
+
+def _install(request: Any) -> None:
     previous = request.__dict__.get("user")  # Django's own (lazy) user, if its middleware ran
 
-    def user():
+    def user() -> Any:
         found = request_session.session_of(request)
         if found is not None:
             return found.user
         return previous if previous is not None else AnonymousUser()
 
-    def session():
+    def session() -> Any:
         found = request_session.session_of(request)
         return found.session if found is not None else None
 
     request.user = SimpleLazyObject(user)
     request.auth_session = SimpleLazyObject(session)
 
-    async def auser():
+    async def auser() -> Any:
         return await sync_to_async(user)()
 
     request.auser = auser

@@ -6,6 +6,10 @@ view through the middleware looks its session up once. The lookup is the endpoin
 token; an expired session or an inactive user is no session.
 """
 
+from typing import Any
+
+from django.http import HttpRequest
+
 from authservice import bearer, cookies
 from authservice.api.context import Context, Headers
 from authservice.flows import sessions
@@ -13,7 +17,7 @@ from authservice.flows import sessions
 _CONTEXT = "_authservice_context"
 
 
-def context_of(request):
+def context_of(request: HttpRequest) -> Context:
     """The :class:`Context` of ``request`` (headers and cookies, the session once resolved)."""
     ctx = request.__dict__.get(_CONTEXT)
     if ctx is None:
@@ -22,12 +26,12 @@ def context_of(request):
     return ctx
 
 
-def resolved_context(request):
+def resolved_context(request: HttpRequest) -> Context | None:
     """The context, if this request has one (its session may or may not have been looked up)."""
     return request.__dict__.get(_CONTEXT)
 
 
-def session_of(request):
+def session_of(request: HttpRequest) -> Any:
     """The caller's :class:`~authservice.flows.sessions.SessionInfo`, or ``None``: one query, once.
 
     A session due for refresh is refreshed as get-session would; the new cookie is written by the
@@ -37,7 +41,7 @@ def session_of(request):
     return sessions.get_session(context_of(request))
 
 
-def carries_token(request):
+def carries_token(request: HttpRequest) -> bool:
     """Whether ``request`` names a session at all (no query, no signature check): a session cookie
     or an Authorization header. Without one the lookup is skipped and Django's own user kept."""
     if cookies.cookie_name(cookies.SESSION_TOKEN) in request.COOKIES:

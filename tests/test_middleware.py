@@ -15,6 +15,7 @@ from django.views import View
 
 from authservice.middleware import AuthSessionMiddleware
 from authservice.models import Session
+from tests.conftest import PASSWORD, ApiClient
 
 pytestmark = pytest.mark.django_db
 
@@ -174,8 +175,6 @@ def test_without_django_s_middleware_a_caller_without_a_session_is_anonymous(set
 
 
 def test_the_secure_cookie_name_is_read_behind_https(configure, make_user, db):
-    from tests.conftest import PASSWORD, ApiClient
-
     configure(base_url="https://auth.example.com", trusted_origins=["https://auth.example.com"])
     make_user()
     client = ApiClient(origin="https://auth.example.com")
