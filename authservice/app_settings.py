@@ -135,6 +135,18 @@ DEFAULTS = {
     "adapter": "authservice.adapter.DefaultAdapter",
     # Social providers by id (issue 5); core.md §5.0.
     "social_providers": {},
+    # better-auth's ``bearer`` plugin, for mobile and server clients that keep no cookies. On, every
+    # endpoint that reads the session, the middleware and the DRF class also accept
+    # ``Authorization: Bearer <token>``, and every answer that sets the session cookie also carries
+    # ``set-auth-token`` (the cookie's signed value) with ``Access-Control-Expose-Headers``. A bearer
+    # request carries no ambient credential, so the Origin check does not apply to it; one that also
+    # sends cookies is checked as any cookie request is.
+    "bearer": {
+        "enabled": False,
+        # True: only signed tokens (the ``set-auth-token`` value) are accepted. False: the raw token
+        # of a sign-in's body is accepted too, as better-auth does.
+        "require_signature": False,
+    },
     # Skip the Origin and callback-URL checks. Never implied by DEBUG or tests [D13].
     "disable_origin_check": False,
 }

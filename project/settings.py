@@ -2,7 +2,8 @@
 
 Environment variables (a contract; tooling outside this repository relies on these names):
 DATABASE_URL, SECRET_KEY, DEBUG, ALLOWED_HOSTS, AUTH_BASE_URL, AUTH_TRUSTED_ORIGINS, AUTH_RATE_LIMIT,
-EMAIL_URL, REDIS_URL, AUTH_IP_HEADER, AUTH_SOCIAL_PROVIDERS, AUTH_TASKS_BACKEND. See README.md for each.
+EMAIL_URL, REDIS_URL, AUTH_IP_HEADER, AUTH_SOCIAL_PROVIDERS, AUTH_TASKS_BACKEND, AUTH_BEARER. See README.md
+for each.
 """
 
 from pathlib import Path
@@ -43,6 +44,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After Django's: request.user is whoever authservice's session cookie names (lazily; our own
+    # endpoints never read it, so they pay nothing), else Django's own session user.
+    "authservice.middleware.AuthSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -128,6 +132,8 @@ AUTHSERVICE = {
     },
     "ip_address_header": env.str("AUTH_IP_HEADER", default="") or None,
     "social_providers": env.json("AUTH_SOCIAL_PROVIDERS", default={}),
+    # better-auth's bearer plugin: Authorization: Bearer <token> and the set-auth-token header.
+    "bearer": {"enabled": env.bool("AUTH_BEARER", default=False)},
 }
 
 # The SSO plugin (sso.md, "Settings of the example project").

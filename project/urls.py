@@ -6,6 +6,7 @@ from project import views
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("", views.demo, name="demo"),
+    path("me/", views.me, name="me"),
     path("", include("authservice.urls")),
 ]
 

@@ -11,7 +11,7 @@ from http.cookies import Morsel
 
 from django.http import HttpResponse
 
-from authservice import cookies
+from authservice import bearer, cookies
 from authservice.api.context import Headers, Redirect
 from authservice.errors import APIError, codes
 
@@ -40,7 +40,24 @@ def _apply(ctx, response):
         return harden(response)
     for key, value in ctx.response_headers.items():
         response[key] = value
+    apply_cookies(ctx, response)
+    if ctx.endpoint is not None and ctx.endpoint.no_store:
+        response["Cache-Control"] = "no-store"
+        response["Pragma"] = "no-cache"
+    return harden(response)
+
+
+def apply_cookies(ctx, response, keep_existing=False):
+    """``ctx``'s cookies (and, with bearer tokens on, ``set-auth-token``) onto ``response``.
+
+    ``keep_existing``: a cookie the response already sets wins (the middleware's refresh must not
+    overwrite what a view wrote).
+    """
+    kept = set()
     for name, (value, attrs) in ctx.response_cookies.items():
+        if keep_existing and name in response.cookies:
+            kept.add(name)
+            continue
         # Written by hand: Django's set_cookie quotes an empty value (``=""``) and adds Expires.
         morsel = Morsel()
         morsel.set(name, value, value)
@@ -53,10 +70,11 @@ def _apply(ctx, response):
         morsel["secure"] = attrs["secure"]
         morsel["samesite"] = attrs["samesite"]
         response.cookies[name] = morsel
-    if ctx.endpoint is not None and ctx.endpoint.no_store:
-        response["Cache-Control"] = "no-store"
-        response["Pragma"] = "no-cache"
-    return harden(response)
+    token = bearer.exposed_token(ctx)
+    if token is not None and cookies.cookie_name(cookies.SESSION_TOKEN) not in kept:
+        response[bearer.HEADER] = token
+        response["Access-Control-Expose-Headers"] = bearer.add_exposed_header(
+            response.get("Access-Control-Expose-Headers"))
 
 
 def success(ctx, result):
@@ -108,6 +126,11 @@ def headers_of(ctx, extra=None):
         headers.add(key, value)
     for name, (value, attrs) in ctx.response_cookies.items():
         headers.add("set-cookie", cookies.format_set_cookie(name, value, **attrs))
+    token = bearer.exposed_token(ctx)
+    if token is not None:
+        headers.set(bearer.HEADER, token)
+        headers.set("access-control-expose-headers",
+                    bearer.add_exposed_header(headers.get("access-control-expose-headers")))
     if ctx.endpoint is not None and ctx.endpoint.no_store:
         headers.set("cache-control", "no-store")
         headers.set("pragma", "no-cache")

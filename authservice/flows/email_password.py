@@ -5,11 +5,11 @@ from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from authservice import app_settings, hashers, signals, tokens, wire
+from authservice import app_settings, django_auth_signals, hashers, signals, tokens, wire
 from authservice.api.inputs import is_email
 from authservice.errors import APIError, codes
 from authservice.flows import passwords, sessions, verification
-from authservice.models import Account, Session
+from authservice.models import Account
 
 
 def _send_on_sign_up():
@@ -64,7 +64,7 @@ def sign_up(ctx, *, name, email, password, image=None, callback_url=None, rememb
     # After the block: a receiver that raises must not roll the new user back.
     signals.user_created.send(sender=User, user=user, provider=Account.CREDENTIAL)
     if session is not None:
-        signals.user_signed_in.send(sender=Session, user=user, session=session)
+        sessions.announce_sign_in(ctx, user, session)
     return {"token": session.token if session else None, "user": wire.user(user)}
 
 
@@ -85,6 +85,7 @@ def sign_in(ctx, *, email, password, remember=True):
     # Same answer and the same hashing work for an unknown address and a wrong password, whichever
     # hasher made the stored hash: no user enumeration, imported users included (I7).
     if not hashers.check_password_evenly(user if has_credential else None, password):
+        django_auth_signals.login_failed(ctx, email.lower())
         raise APIError(401, codes.INVALID_EMAIL_OR_PASSWORD)
     if options.require_email_verification and not user.email_verified:
         if app_settings.email_verification.send_on_sign_in:

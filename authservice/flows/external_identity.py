@@ -147,7 +147,7 @@ def sign_in(ctx, authority, identity, *, remember=True):
         signals.user_created.send(sender=type(user), user=user, provider=authority.provider_id)
     if linked:
         signals.account_linked.send(sender=Account, user=user, provider=authority.provider_id, account=account)
-    signals.user_signed_in.send(sender=type(session), user=user, session=session)
+    sessions.announce_sign_in(ctx, user, session)
     signed_in = SignedIn(user=user, session=session, account=account, is_new_user=is_new, authority=authority)
     try:
         authority.provision(signed_in, identity)

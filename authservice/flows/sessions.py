@@ -5,7 +5,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from authservice import app_settings, signals, tokens
+from authservice import app_settings, bearer, django_auth_signals, signals, tokens
 from authservice.cookies import DONT_REMEMBER, SESSION_DATA, SESSION_TOKEN, signed_value
 from authservice.errors import APIError, codes
 from authservice.models import Session
@@ -26,8 +26,8 @@ def _dont_remember(ctx):
 def create_session(ctx, user, remember=True, announce=True):
     """A new session row for ``user``, with its cookies set on ``ctx``.
 
-    ``announce=False`` leaves ``user_signed_in`` to the caller: one creating the session inside a
-    transaction sends it after the block, so a receiver that raises cannot roll the rows back.
+    ``announce=False`` leaves :func:`announce_sign_in` to the caller: one creating the session inside
+    a transaction calls it after the block, so a receiver that raises cannot roll the rows back.
     """
     if not getattr(user, "is_active", True):
         # The one place sessions are made: whatever flow got here, an inactive user gets none (I1).
@@ -47,8 +47,14 @@ def create_session(ctx, user, remember=True, announce=True):
     set_session_cookie(ctx, session, dont_remember=not remember)
     ctx._session, ctx._session_loaded = SessionInfo(session, user), True
     if announce:
-        signals.user_signed_in.send(sender=Session, user=user, session=session)
+        announce_sign_in(ctx, user, session)
     return session
+
+
+def announce_sign_in(ctx, user, session):
+    """The one place a sign-in is announced: our ``user_signed_in`` and Django's ``user_logged_in``."""
+    signals.user_signed_in.send(sender=Session, user=user, session=session)
+    django_auth_signals.logged_in(ctx, user)
 
 
 def set_session_cookie(ctx, session, dont_remember=None):
@@ -71,6 +77,16 @@ def cookie_token(ctx):
     return ctx.signed_cookie(SESSION_TOKEN)
 
 
+def request_token(ctx):
+    """The token naming the caller's session: a valid bearer token (when enabled) or the cookie's.
+
+    A bearer token wins over the cookie, as in better-auth (its cookie is appended after the
+    browser's). The Origin check does not look here: it applies whenever cookies are sent.
+    """
+    token = bearer.token_from(ctx.headers)
+    return token if token is not None else cookie_token(ctx)
+
+
 def get_session(ctx, bypass_cache=False, disable_refresh=False):
     """The caller's live session (refreshed when due), or ``None`` (core.md §3.2).
 
@@ -79,7 +95,7 @@ def get_session(ctx, bypass_cache=False, disable_refresh=False):
     if ctx._session_loaded:
         return ctx._session
     ctx._session_loaded = True
-    token = cookie_token(ctx)
+    token = request_token(ctx)
     if token is None:
         return None
     session = Session.objects.with_user(token)
@@ -113,13 +129,14 @@ def _refresh_if_due(ctx, session, now):
 
 
 def end_session(ctx):
-    """Sign-out: delete the cookie's session (if any) and clear the cookies."""
-    token = cookie_token(ctx)
+    """Sign-out: delete the caller's session (if any) and clear the cookies."""
+    token = request_token(ctx)
     if token is not None:
         session = Session.objects.with_user(token)
         if session is not None:
             session.delete()
             signals.user_signed_out.send(sender=Session, user=session.user, session=session)
+            django_auth_signals.logged_out(ctx, session.user)
     clear_session_cookies(ctx)
 
 

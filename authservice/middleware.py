@@ -1,0 +1,80 @@
+"""``request.user`` and ``request.auth_session`` from authservice's session, for a project's own views.
+
+Add it after Django's ``AuthenticationMiddleware`` (which would otherwise overwrite ``request.user``),
+or instead of it::
+
+    MIDDLEWARE = [
+        ...,
+        "django.contrib.auth.middleware.AuthenticationMiddleware",
+        "authservice.middleware.AuthSessionMiddleware",
+    ]
+
+Then ``@login_required``, ``LoginRequiredMixin``, ``{{ user }}`` in templates and ``request.user`` see
+whoever the ``auth.session_token`` cookie (or, when enabled, the bearer token) signs in.
+
+Both attributes are lazy: a request that reads neither costs nothing (our own endpoints never read
+them), one that reads either costs the one indexed query get-session costs. ``request.auth_session``
+is the :class:`~authservice.models.Session` row, or a lazy ``None`` when signed out: test it with
+``if request.auth_session:``, never ``is None``.
+
+A request without our cookie keeps the user Django's session gave it (an admin signed in through
+``/admin/``); so does one whose cookie names no live session. An expired session, a revoked one, an
+inactive user and a cookie whose signature does not verify are all no session (``AnonymousUser``).
+A session due for refresh is refreshed, its new cookie written on the response, as get-session does.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest, HttpResponse
+from django.utils.functional import SimpleLazyObject
+
+from authservice import request_session
+from authservice.api import render
+
+
+class AuthSessionMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request_session.carries_token(request):
+            _install(request)
+        else:
+            _signed_out(request)
+        response = self.get_response(request)
+        ctx = request_session.resolved_context(request)
+        if ctx is not None and ctx.response_cookies:
+            # A refreshed (or a cleared, dead) session cookie; what the view set itself wins.
+            render.apply_cookies(ctx, response, keep_existing=True)
+        return response
+
+
+def _signed_out(request: Any) -> None:
+    if not hasattr(request, "user"):  # Django's AuthenticationMiddleware is not installed
+        request.user = AnonymousUser()
+    request.auth_session = None
+
+
+def _install(request: Any) -> None:
+    previous = request.__dict__.get("user")  # Django's own (lazy) user, if its middleware ran
+
+    def user() -> Any:
+        found = request_session.session_of(request)
+        if found is not None:
+            return found.user
+        return previous if previous is not None else AnonymousUser()
+
+    def session() -> Any:
+        found = request_session.session_of(request)
+        return found.session if found is not None else None
+
+    request.user = SimpleLazyObject(user)
+    request.auth_session = SimpleLazyObject(session)
+
+    async def auser() -> Any:
+        return await sync_to_async(user)()
+
+    request.auser = auser
