@@ -176,5 +176,7 @@ LOGGING = {
         # Tracebacks of 500s reach the console even with DEBUG off.
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "authservice": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+        # Why a request got 403 INVALID_ORIGIN: the refused Origin and the trusted list.
+        "authservice.origins": {"level": "INFO"},
     },
 }
