@@ -8,8 +8,9 @@ cookie the service sets.
 
 Cookies: two ports of one host are the same *site*, so the service's ``SameSite=Lax`` cookie travels
 with these requests. A page on another site (``https://app.example`` calling ``https://auth.example``)
-needs ``SameSite=None``, which browsers accept only on ``Secure`` cookies, hence https; or the service on
-a subdomain of the app's site (``auth.example.com`` for ``app.example.com``: same site, Lax works).
+would need ``SameSite=None`` cookies, which browsers accept only with ``Secure``, hence https (and
+authservice has no setting for that attribute yet: it always sends Lax). Put the service on the app's
+site instead (``auth.example.com`` for ``app.example.com``: same site, Lax works), or use bearer tokens.
 
 Playwright drives Debian's chromium, as tests/test_demo_browser.py does (its ``browser`` fixture).
 """
