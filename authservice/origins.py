@@ -11,6 +11,7 @@ matches an http(s) URL: ``javascript://app.example.com/%0aalert(1)`` has that ho
 
 import fnmatch
 import functools
+import logging
 import posixpath
 import re
 from urllib.parse import urljoin, urlsplit
@@ -24,6 +25,9 @@ _ACTIVE_SCHEMES = ("javascript", "vbscript", "data", "blob", "file", "about", "f
 MALFORMED_URL_MESSAGE = "Invalid URL: it cannot be parsed"
 
 _extra_origins = []  # added by plugins through add_trusted_origins()
+
+# INFO: a refused Origin is what a developer debugging "403 INVALID_ORIGIN" from a new SPA needs to see.
+logger = logging.getLogger("authservice.origins")
 
 
 def add_trusted_origins(origins):
@@ -195,6 +199,18 @@ def is_allowed_url(url):
     if app_settings.disable_origin_check:
         return True
     return is_safe_relative(url) or is_trusted_origin(url)
+
+
+def log_refused(origin):
+    """Log, at INFO, a request refused by the Origin check: the Origin it sent and the trusted list.
+
+    ``%r`` quotes the header, so a control character in it cannot forge a log line; a long one is cut."""
+    if origin is None:
+        logger.info("Refused a request without an Origin (or with Origin: null); trusted origins: %s",
+                    ", ".join(trusted_origins()))
+    else:
+        logger.info("Refused Origin %.200r: not a trusted origin; trusted origins: %s",
+                    origin, ", ".join(trusted_origins()))
 
 
 def request_origin(headers):

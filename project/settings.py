@@ -6,10 +6,14 @@ EMAIL_URL, REDIS_URL, AUTH_IP_HEADER, AUTH_SOCIAL_PROVIDERS, AUTH_TASKS_BACKEND,
 for each.
 """
 
+import warnings
 from pathlib import Path
 
 import environ
+from corsheaders.defaults import default_headers
 from django.core.exceptions import ImproperlyConfigured
+
+from project.cors import allowed_origins
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -29,6 +33,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "corsheaders",
     "rest_framework",
     # Django's task framework (the backport until Django 6) and its database queue: mail leaves the
     # request path through it (I7).
@@ -40,6 +45,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files with DEBUG off (the admin's CSS); CORS answers preflights before anything else can.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "corsheaders.middleware.CorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -146,6 +154,26 @@ AUTHSERVICE_SSO = {
     "saml": {"allow_idp_initiated": env.bool("AUTH_SSO_SAML_ALLOW_IDP_INITIATED", default=False)},
 }
 
+# --- Static files: WhiteNoise ------------------------------------------------------------------------
+# `runserver` serves static files only with DEBUG on; WhiteNoise serves them in every mode, so the admin
+# has its CSS with DEBUG=false too. With the finders it reads the apps' static directories directly: no
+# `collectstatic` step before the first start. `collectstatic` (into STATIC_ROOT) remains for a
+# deployment that puts the files behind a CDN or another server.
+WHITENOISE_USE_FINDERS = True
+# Until `collectstatic` has run, STATIC_ROOT does not exist, which is expected here: the finders serve.
+warnings.filterwarnings("ignore", message=r"No directory at: .*static")
+
+# --- CORS: SPAs on other origins (django-cors-headers) ---------------------------------------------
+# A page on a trusted origin may call the API with credentials and read the answers: the preflight
+# names exactly the origins authservice trusts (globs become anchored regexes, project/cors.py). The
+# Origin check still refuses every cookie-carrying write from any other origin.
+CORS_ALLOWED_ORIGINS, CORS_ALLOWED_ORIGIN_REGEXES = allowed_origins([AUTH_BASE_URL, *_trusted])
+CORS_ALLOW_CREDENTIALS = True
+CORS_URLS_REGEX = r"^/api/"  # the JSON API only: not the admin, not the demo page
+# Includes content-type (JSON bodies) and authorization (bearer tokens), what better-auth's client sends.
+CORS_ALLOW_HEADERS = (*default_headers,)
+CORS_EXPOSE_HEADERS = ["set-auth-token"]  # the bearer plugin's token on sign-in
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -154,5 +182,7 @@ LOGGING = {
         # Tracebacks of 500s reach the console even with DEBUG off.
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "authservice": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+        # Why a request got 403 INVALID_ORIGIN: the refused Origin and the trusted list.
+        "authservice.origins": {"level": "INFO"},
     },
 }

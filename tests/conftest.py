@@ -17,6 +17,12 @@ BASE = "/api/auth"
 PASSWORD = "correct horse battery"
 
 
+def pytest_configure(config):
+    # project/settings.py silences this too; pytest resets warning filters around each test. STATIC_ROOT
+    # exists only after `collectstatic`, and WhiteNoise serves from the apps' directories meanwhile.
+    config.addinivalue_line("filterwarnings", "ignore:No directory at:UserWarning")
+
+
 def _deep_merge(base, overrides):
     merged = copy.deepcopy(base)
     for key, value in overrides.items():

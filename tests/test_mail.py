@@ -149,3 +149,50 @@ def test_the_system_check_warns_when_mail_runs_inside_the_request_in_production(
     assert "authservice.W004" in {problem.id for problem in check_settings(None)}
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     assert "authservice.W004" not in {problem.id for problem in check_settings(None)}
+
+
+# --- overriding the templates: .txt and .html together --------------------------------------------
+@pytest.fixture
+def override(settings, tmp_path):
+    """``override("verify-email.txt", text)``: a project template in a directory searched first."""
+    settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [tmp_path, *settings.TEMPLATES[0]["DIRS"]]}]
+    folder = tmp_path / "authservice" / "email"
+    folder.mkdir(parents=True)
+
+    def write(name, text):
+        (folder / name).write_text(text)
+
+    return write
+
+
+def html_parts(message):
+    return [content for content, mimetype in getattr(message, "alternatives", []) if mimetype == "text/html"]
+
+
+def test_a_project_that_overrides_only_the_text_sends_text_only(api, user, override):
+    override("verify-email.txt", "Welcome to Acme. Confirm: {{ url }}\n")
+    send_verify_email(api, user)
+    message = mail.outbox[0]
+    assert message.body.startswith("Welcome to Acme. Confirm: ")
+    assert html_parts(message) == []
+
+
+def test_a_project_that_overrides_both_sends_both(api, user, override):
+    override("verify-email.txt", "Welcome to Acme. Confirm: {{ url }}\n")
+    override("verify-email.html", '<p>Welcome to Acme. <a href="{{ url }}">Confirm</a></p>')
+    send_verify_email(api, user)
+    [html] = html_parts(mail.outbox[0])
+    assert html.startswith("<p>Welcome to Acme.")
+
+
+def test_a_project_that_overrides_only_the_html_keeps_the_default_text(api, user, override):
+    override("verify-email.html", '<p>Acme: <a href="{{ url }}">confirm</a></p>')
+    send_verify_email(api, user)
+    message = mail.outbox[0]
+    assert VERIFY_LINK.match(first_link(message.body))
+    assert html_parts(message)[0].startswith("<p>Acme:")
+
+
+def test_without_overrides_the_default_html_is_sent(api, user):
+    send_verify_email(api, user)
+    assert len(html_parts(mail.outbox[0])) == 1

@@ -1,5 +1,7 @@
 """The router-wide Origin check and login CSRF (core.md §1.8) and trusted origins (§1.9)."""
 
+import logging
+
 import pytest
 
 from authservice.models import Session
@@ -246,3 +248,48 @@ def test_a_custom_scheme_origin_is_trusted_when_listed(configure, browser):
     configure(trusted_origins=["myapp://"])
     assert revoke_others(browser, HTTP_ORIGIN="myapp://").status_code == 200
     assert error_of(revoke_others(browser, HTTP_ORIGIN="otherapp://"))["code"] == "INVALID_ORIGIN"
+
+
+# --- the log of a refusal ----------------------------------------------------------------------
+@pytest.fixture
+def origin_log(caplog):
+    """INFO records of ``authservice.origins`` (the example project stops ``authservice`` propagating)."""
+    logger = logging.getLogger("authservice.origins")
+    logger.addHandler(caplog.handler)
+    with caplog.at_level(logging.INFO, logger="authservice.origins"):
+        yield caplog
+    logger.removeHandler(caplog.handler)
+
+
+def refusals(log):
+    return [record for record in log.records if record.name == "authservice.origins"]
+
+
+def test_a_refused_origin_is_logged_at_info_with_the_trusted_list(configure, browser, origin_log):
+    configure(trusted_origins=["https://app.example.com"])
+    revoke_others(browser, HTTP_ORIGIN=EVIL)
+    [record] = refusals(origin_log)
+    assert record.levelno == logging.INFO
+    assert "'https://evil.com'" in record.getMessage()
+    assert "http://127.0.0.1:8000, https://app.example.com" in record.getMessage()
+
+
+def test_a_refused_login_from_an_untrusted_page_is_logged(user, origin_log):
+    sign_in(ApiClient(origin=EVIL))
+    assert "'https://evil.com'" in refusals(origin_log)[0].getMessage()
+
+
+def test_a_missing_origin_is_logged_as_missing(browser, origin_log):
+    revoke_others(browser)
+    assert "without an Origin" in refusals(origin_log)[0].getMessage()
+
+
+def test_a_trusted_origin_logs_nothing(browser, origin_log):
+    revoke_others(browser, HTTP_ORIGIN="http://127.0.0.1:8000")
+    assert refusals(origin_log) == []
+
+
+def test_the_logged_origin_is_quoted_so_it_cannot_forge_a_line(configure, browser, origin_log):
+    revoke_others(browser, HTTP_ORIGIN="https://evil.com\rINFO forged")
+    message = refusals(origin_log)[0].getMessage()
+    assert "\r" not in message and "\n" not in message

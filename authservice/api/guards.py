@@ -17,6 +17,7 @@ def check_origin(ctx):
 def _require_trusted_origin(ctx):
     origin = origins.request_origin(ctx.headers)
     if origin is None:
+        origins.log_refused(None)
         raise APIError(403, codes.MISSING_OR_NULL_ORIGIN)
     try:
         trusted = origins.is_trusted_origin(origin)
@@ -25,6 +26,7 @@ def _require_trusted_origin(ctx):
         # a trusted one (better-auth's answer), still a coded 4xx and never a 500 (I4).
         trusted = False
     if not trusted:
+        origins.log_refused(origin)
         raise APIError(403, codes.INVALID_ORIGIN)
 
 
