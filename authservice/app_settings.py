@@ -39,6 +39,17 @@ DEFAULTS = {
     "secure_cookies": None,
     # Domain attribute for cross-subdomain cookies; ``None`` sends none.
     "cookie_domain": None,
+    # better-auth's advanced.defaultCookieAttributes: attributes of every cookie set.
+    "cookie_attributes": {
+        # "lax" sends cookies on this site's requests and on links from other sites; "strict" on this
+        # site's requests only (the OAuth state cookie stays "lax", or no social or OIDC sign-in could
+        # come back); "none" on every request, which an SPA on another *site* (https://app.example
+        # calling https://auth.example) needs for fetch(..., {credentials: "include"}) to send and
+        # keep them. Browsers drop "none" cookies that are not Secure (W011): use an https base_url
+        # or secure_cookies=True. Another *subdomain* is the same site: "lax" serves it. The SAML
+        # relay_state cookie keeps its own rule (SameSite=None on https, Lax on http).
+        "same_site": "lax",
+    },
     "email_and_password": {
         # The e-mail and password endpoints (sign-up, sign-in, password reset).
         "enabled": True,
@@ -163,6 +174,7 @@ TYPES = {
     "cookie_names": DictOf(CookieName()),
     "secure_cookies": Optional(Bool()),
     "cookie_domain": Optional(Str()),
+    "cookie_attributes.same_site": Choice("lax", "strict", "none"),
     "email_verification.send_on_sign_up": Optional(Bool()),
     "session.update_age": Int(positive=False),
     "session.fresh_age": Int(positive=False),

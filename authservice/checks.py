@@ -8,7 +8,7 @@ reference (docs/reference/settings.md) lists them per key.
 from django.conf import settings
 from django.core.checks import Error, Warning, register
 
-from authservice import app_settings, origins
+from authservice import app_settings, cookies, origins
 from authservice.setting_types import check_settings as check_values
 
 SETTING_CHECK_IDS = {
@@ -35,12 +35,16 @@ COMBINATION_CHECK_IDS = {
     "disable_origin_check": ("authservice.W008",),
     "secret": ("authservice.W009",),
     "rate_limit.custom_rules": ("authservice.W010",),
+    "cookie_attributes.same_site": ("authservice.W011",),
 }
+
+MIDDLEWARE_PATH = "authservice.middleware.AuthSessionMiddleware"
+DJANGO_AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
 
 
 @register()
 def check_settings(app_configs, **kwargs):
-    return check_setting_values() + _hashers_and_tasks()
+    return check_setting_values() + _hashers_and_tasks() + _middleware_order()
 
 
 def check_setting_values():
@@ -93,7 +97,26 @@ def _combinations():
                 f"AUTHSERVICE['rate_limit']['custom_rules'] key {pattern!r} starts with the base path: "
                 "rules are matched against the path after it, so it never applies.",
                 hint=f"Write {pattern[len(base_path):] or '/'!r}.", id="authservice.W010"))
+    if app_settings.cookie_attributes.same_site == "none" and not cookies.is_secure():
+        problems.append(Warning(
+            "AUTHSERVICE['cookie_attributes']['same_site'] is 'none' but cookies are not Secure: browsers "
+            "drop SameSite=None cookies without Secure, so no one stays signed in.",
+            hint="Serve over https and set base_url to its https origin (or secure_cookies=True), or use "
+                 "'lax'.", id="authservice.W011"))
     return problems
+
+
+def _middleware_order():
+    """Django's AuthenticationMiddleware sets request.user unconditionally: after ours, it replaces it."""
+    middleware = list(getattr(settings, "MIDDLEWARE", None) or ())
+    if MIDDLEWARE_PATH not in middleware or DJANGO_AUTH_MIDDLEWARE not in middleware:
+        return []
+    if middleware.index(MIDDLEWARE_PATH) > middleware.index(DJANGO_AUTH_MIDDLEWARE):
+        return []
+    return [Warning(
+        f"{MIDDLEWARE_PATH} comes before {DJANGO_AUTH_MIDDLEWARE} in MIDDLEWARE: Django's middleware "
+        "then replaces the request.user that authservice set.",
+        hint=f"Move {MIDDLEWARE_PATH} after {DJANGO_AUTH_MIDDLEWARE}.", id="authservice.W012")]
 
 
 def _hashers_and_tasks():

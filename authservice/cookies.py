@@ -41,8 +41,23 @@ def read_signed(cookies, key):
     return tokens.unsign(raw)
 
 
-def attributes(max_age=None):
-    attrs = {"max_age": max_age, "path": "/", "httponly": True, "samesite": "Lax", "secure": is_secure()}
+# Cookies that must come back on a provider's top-level redirect to our callback, a navigation from
+# another site: ``SameSite=Strict`` would keep them home and fail every social and OIDC sign-in, so
+# "strict" gives them ``Lax``. (The SAML relay_state cookie sets its own value: sso.saml.sign_in.bind.)
+_BACK_FROM_ANOTHER_SITE = {STATE}
+
+
+def same_site(key=None):
+    """``Lax``, ``Strict`` or ``None``: the ``cookie_attributes.same_site`` setting for cookie ``key``."""
+    configured = app_settings.cookie_attributes.same_site
+    if configured == "strict" and key in _BACK_FROM_ANOTHER_SITE:
+        configured = "lax"
+    return configured.capitalize()
+
+
+def attributes(max_age=None, key=None):
+    attrs = {"max_age": max_age, "path": "/", "httponly": True, "samesite": same_site(key),
+             "secure": is_secure()}
     if app_settings.cookie_domain:
         attrs["domain"] = app_settings.cookie_domain
     return attrs

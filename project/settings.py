@@ -142,6 +142,8 @@ AUTHSERVICE = {
     "social_providers": env.json("AUTH_SOCIAL_PROVIDERS", default={}),
     # better-auth's bearer plugin: Authorization: Bearer <token> and the set-auth-token header.
     "bearer": {"enabled": env.bool("AUTH_BEARER", default=False)},
+    # "none" for an SPA on another site (over https only); see docs/clients.md.
+    "cookie_attributes": {"same_site": env.str("AUTH_COOKIE_SAME_SITE", default="lax")},
 }
 
 # The SSO plugin (sso.md, "Settings of the example project").

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from authservice.drf import SessionTokenAuthentication
 from authservice.models import Session
 from tests.conftest import ORIGIN, ApiClient
+from tests.test_origin_check import origin_log, refusals  # noqa: F401 - a fixture
 
 
 class Whoami(APIView):
@@ -91,6 +92,17 @@ def test_cookie_post_from_an_untrusted_origin_is_403(signed_in):
     response = signed_in.post(URL, HTTP_ORIGIN="http://evil.example")
     assert response.status_code == 403
     assert response.json()["detail"] == "Invalid origin"
+
+
+def test_a_refused_origin_is_logged_as_the_endpoints_log_it(signed_in, origin_log):  # noqa: F811
+    signed_in.post(URL, HTTP_ORIGIN="http://evil.example")
+    [record] = refusals(origin_log)
+    assert "'http://evil.example'" in record.getMessage() and ORIGIN in record.getMessage()
+
+
+def test_a_missing_origin_is_logged_as_missing(signed_in, origin_log):  # noqa: F811
+    signed_in.post(URL)
+    assert "without an Origin" in refusals(origin_log)[0].getMessage()
 
 
 @pytest.mark.parametrize("method", ["put", "patch", "delete"])

@@ -39,6 +39,7 @@ def test_the_test_settings_give_no_settings_warning_either(configure):
     pytest.param({"session": {"expires_in": 0}}, "authservice.E004", id="E004-duration-zero"),
     pytest.param({"session": {"fresh_age": -1}}, "authservice.E004", id="E004-negative"),
     pytest.param({"rate_limit": {"storage": "redis"}}, "authservice.E005", id="E005-choice"),
+    pytest.param({"cookie_attributes": {"same_site": "Lax"}}, "authservice.E005", id="E005-same-site-case"),
     pytest.param({"base_url": "auth.example.com"}, "authservice.E006", id="E006-base-url-no-scheme"),
     pytest.param({"error_url": "javascript:alert(1)"}, "authservice.E006", id="E006-error-url"),
     pytest.param({"trusted_origins": ["app.example.com"]}, "authservice.E007", id="E007-origin-no-scheme"),
@@ -65,6 +66,8 @@ def test_the_test_settings_give_no_settings_warning_either(configure):
     pytest.param({"secret": "short"}, "authservice.W009", id="W009-short-secret"),
     pytest.param({"rate_limit": {"custom_rules": {"/api/auth/sign-in/*": False}}}, "authservice.W010",
                  id="W010-rule-repeats-base-path"),
+    pytest.param({"cookie_attributes": {"same_site": "none"}}, "authservice.W011",
+                 id="W011-same-site-none-without-secure"),
 ])
 def test_a_bad_value_is_reported_with_its_id(configure, overrides, check_id):
     assert check_id in ids(configure, **overrides)
@@ -119,3 +122,11 @@ def test_no_check_raises_on_an_odd_value(configure, odd):
 def test_a_combination_is_only_checked_once_every_value_has_its_type(configure):
     found = ids(configure, email_and_password={"min_password_length": "8", "max_password_length": 4})
     assert found == {"authservice.E003"}
+
+
+def test_same_site_none_over_https_gives_no_warning(configure):
+    assert problems(configure, base_url="https://auth.example.com", cookie_attributes={"same_site": "none"}) == []
+
+
+def test_same_site_none_with_forced_secure_cookies_gives_no_warning(configure):
+    assert problems(configure, secure_cookies=True, cookie_attributes={"same_site": "none"}) == []

@@ -81,10 +81,10 @@ class Context:
 
     # --- cookies -----------------------------------------------------------------------------
     def set_cookie(self, key, value, max_age=None):
-        self.response_cookies[cookies.cookie_name(key)] = (value, cookies.attributes(max_age))
+        self.response_cookies[cookies.cookie_name(key)] = (value, cookies.attributes(max_age, key))
 
     def delete_cookie(self, key):
-        self.response_cookies[cookies.cookie_name(key)] = ("", cookies.attributes(0))
+        self.response_cookies[cookies.cookie_name(key)] = ("", cookies.attributes(0, key))
 
     def signed_cookie(self, key):
         return cookies.read_signed(self.cookies, key)

@@ -49,11 +49,12 @@ def bind(ctx, relay_state):
     Secure``. Browsers drop ``SameSite=None`` without ``Secure``, so on plain http it stays ``Lax``:
     http is for development on loopback, where an IdP at ``127.0.0.1:<port>`` or ``localhost`` is
     same-site with the service (ports do not make a site), and the cookie arrives. HttpOnly and
-    signed as before; it lives ``state.COOKIE_MAX_AGE`` seconds and the ACS expires it.
+    signed as before; it lives ``state.COOKIE_MAX_AGE`` seconds and the ACS expires it. The
+    ``cookie_attributes.same_site`` setting does not apply to it: "strict" would fail every SAML
+    sign-in, and "none" is what it has on https already.
     """
     attributes = cookies.attributes(state.COOKIE_MAX_AGE)
-    if attributes["secure"]:
-        attributes["samesite"] = "None"
+    attributes["samesite"] = "None" if attributes["secure"] else "Lax"
     ctx.response_cookies[cookies.cookie_name(RELAY_STATE_COOKIE)] = (cookies.signed_value(relay_state), attributes)
 
 

@@ -56,6 +56,14 @@ def test_sign_in_sets_the_signed_relay_state_cookie(saml_provider, browser):
     assert cookie["max-age"] == 300
 
 
+def test_the_relay_state_cookie_ignores_a_strict_same_site_setting(saml_provider, browser, configure):
+    # Strict would keep it from the IdP's cross-site POST to the ACS: every SAML sign-in would fail.
+    configure(cookie_attributes={"same_site": "strict"})
+    saml_provider("acme-saml")
+    response = browser.api_post("/sign-in/sso", {"providerId": "acme-saml", "callbackURL": "/dashboard"})
+    assert response.cookies["auth.relay_state"]["samesite"] == "Lax"
+
+
 def test_the_relay_state_is_the_stored_state_key_never_a_url(saml_provider, browser):
     saml_provider("acme-saml")
     url = browser.api_post("/sign-in/sso", {"providerId": "acme-saml", "callbackURL": "/dashboard"}).json()["url"]
