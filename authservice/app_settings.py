@@ -13,13 +13,17 @@ Read a value as ``auth_settings.session.expires_in``. An unknown key raises ``At
 and is reported by the system check ``authservice.E001``.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 from authservice.conf import NamespacedSettings
 
-DEFAULTS = {
+DEFAULTS: dict[str, Any] = {
     # Where every endpoint is mounted.
     "base_path": "/api/auth",
     # Public origin of the service (``https://auth.example.com``); links in mails and default redirect
@@ -119,16 +123,16 @@ _settings = NamespacedSettings(
 unknown_keys = _settings.unknown_keys
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     return getattr(_settings.section(), name)
 
 
-def secret():
+def secret() -> str:
     return _settings.section().secret or settings.SECRET_KEY
 
 
 @receiver(setting_changed)
-def _reset_dependents(setting, **kwargs):
+def _reset_dependents(setting: str, **kwargs: Any) -> None:
     if setting in ("AUTHSERVICE", "SECRET_KEY"):
         from authservice import origins  # noqa: PLC0415 - avoid an import cycle at load time
 
