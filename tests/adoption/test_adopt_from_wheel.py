@@ -2,7 +2,8 @@
 
 A fresh virtualenv gets the wheel (not this checkout); ``django-admin startproject`` makes a site that keeps
 ``auth.User``, is migrated and has a user with a PBKDF2 password hash, as any existing project has. Then the
-adoption steps: ``INSTALLED_APPS``, the middleware, ``AUTHSERVICE``, ``include("authservice.urls")``, and
+adoption steps: ``INSTALLED_APPS``, the middleware, ``PASSWORD_HASHERS`` (argon2 first, PBKDF2 kept),
+``AUTHSERVICE``, ``include("authservice.urls")``, and
 ``migrate`` again. The site runs under ``runserver`` on a loopback port; the user signs in through the
 better-auth wire with the old password, and a ``@login_required`` view of the site sees them.
 
@@ -32,6 +33,11 @@ ADOPT_SETTINGS = """
 # --- adopting django-authservice ---
 INSTALLED_APPS += ["rest_framework", "authservice"]
 MIDDLEWARE += ["authservice.middleware.AuthSessionMiddleware"]
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "authservice.hashers.BetterAuthScryptPasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",  # the hashes the site already has
+]
 AUTHSERVICE = {{"base_url": "{origin}"}}
 """
 
