@@ -3,8 +3,7 @@
 A fresh virtualenv gets the wheel (not this checkout); ``django-admin startproject`` makes a site that keeps
 ``auth.User``, is migrated and has a user with a PBKDF2 password hash, as any existing project has. Then the
 adoption steps: ``INSTALLED_APPS``, the middleware, ``PASSWORD_HASHERS`` (argon2 first, PBKDF2 kept),
-``AUTHSERVICE``, ``include("authservice.urls")``, and
-``migrate`` again. The site runs under ``runserver`` on a loopback port; the user signs in through the
+``AUTHSERVICE``, ``include("authservice.urls")``, and ``migrate`` again. The site runs under ``runserver`` on a loopback port; the user signs in through the
 better-auth wire with the old password, and a ``@login_required`` view of the site sees them.
 
 Slow (a virtualenv and a pip install), so it runs only when ``AUTHSERVICE_ADOPTION_TEST=1``: CI's wheel
