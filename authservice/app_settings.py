@@ -23,7 +23,8 @@ from django.dispatch import receiver
 
 from authservice.conf import NamespacedSettings
 
-DEFAULTS: dict[str, Any] = {
+DEFAULTS: dict[str, Any]
+DEFAULTS = {
     # Where every endpoint is mounted.
     "base_path": "/api/auth",
     # Public origin of the service (``https://auth.example.com``); links in mails and default redirect
