@@ -4,7 +4,10 @@ Set ``AUTHSERVICE["adapter"]`` to the dotted path of a subclass to change how ma
 example through a task queue); the default renders Django templates and uses Django's mail backend.
 """
 
+from __future__ import annotations
+
 import functools
+from typing import Any
 
 from django.utils.module_loading import import_string
 
@@ -12,7 +15,7 @@ from authservice import app_settings
 
 
 class DefaultAdapter:
-    def send_mail(self, kind, to, context):
+    def send_mail(self, kind: str, to: str, context: dict[str, Any]) -> None:
         """Send mail ``kind`` (verify-email, reset-password, ...) to ``to``; see authservice.mail."""
         from authservice import mail
 
@@ -20,9 +23,9 @@ class DefaultAdapter:
 
 
 @functools.lru_cache(maxsize=1)
-def _adapter_class():
+def _adapter_class() -> type[DefaultAdapter]:
     return import_string(app_settings.adapter)
 
 
-def get_adapter():
+def get_adapter() -> DefaultAdapter:
     return _adapter_class()()

@@ -13,6 +13,10 @@ Read a value as ``auth_settings.session.expires_in``. An unknown key raises ``At
 and is reported by the system check ``authservice.E001``.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
@@ -21,6 +25,7 @@ from authservice.conf import NamespacedSettings
 from authservice.setting_shapes import BasePath, Origin, RateRules, SocialProviders
 from authservice.setting_types import URL, Bool, Choice, CookieName, DictOf, DottedPath, Int, ListOf, Optional, Str
 
+DEFAULTS: dict[str, Any]
 DEFAULTS = {
     # Where every endpoint is mounted.
     "base_path": "/api/auth",
@@ -195,16 +200,16 @@ unknown_keys = _settings.unknown_keys
 namespace = _settings  # for the system checks and the settings reference
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     return getattr(_settings.section(), name)
 
 
-def secret():
+def secret() -> str:
     return _settings.section().secret or settings.SECRET_KEY
 
 
 @receiver(setting_changed)
-def _reset_dependents(setting, **kwargs):
+def _reset_dependents(setting: str, **kwargs: Any) -> None:
     if setting in ("AUTHSERVICE", "SECRET_KEY"):
         from authservice import origins  # noqa: PLC0415 - avoid an import cycle at load time
 

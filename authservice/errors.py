@@ -4,7 +4,10 @@ Codes and messages are better-auth's strings (core.md); clients switch on ``code
 own codes with :func:`define` in their own ``errors.py``.
 """
 
+from __future__ import annotations
+
 from http import HTTPStatus
+from typing import Any
 
 
 class ErrorCode(str):
@@ -12,21 +15,21 @@ class ErrorCode(str):
 
     message: str
 
-    def __new__(cls, code, message):
+    def __new__(cls, code: str, message: str) -> ErrorCode:
         obj = super().__new__(cls, code)
         obj.message = message
         return obj
 
 
 class _Catalogue:
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> ErrorCode:
         raise AttributeError(f"Unknown error code {name}")
 
 
 codes = _Catalogue()
 
 
-def define(code, message):
+def define(code: str, message: str) -> ErrorCode:
     error_code = ErrorCode(code, message)
     setattr(codes, code, error_code)
     return error_code
@@ -94,7 +97,7 @@ DELETE_DISABLED_MESSAGE = "Not found"
 HEADERS_REQUIRED_MESSAGE = "Headers is required"
 
 
-def status_name(status_code):
+def status_name(status_code: int) -> str:
     """``401`` -> ``"UNAUTHORIZED"`` (core.md §1.5)."""
     if status_code == 413:
         return "PAYLOAD_TOO_LARGE"
@@ -110,7 +113,8 @@ class APIError(Exception):
     ``status`` is the status name (``"UNAUTHORIZED"``) [D3]; ``status_code`` the integer.
     """
 
-    def __init__(self, status_code, code, message=None, headers=None):
+    def __init__(self, status_code: int, code: str, message: str | None = None,
+                 headers: dict[str, Any] | None = None) -> None:
         self.status_code = int(status_code)
         self.code = str(code)
         self.message = message if message is not None else getattr(code, "message", str(code))
@@ -118,17 +122,17 @@ class APIError(Exception):
         super().__init__(self.message)
 
     @property
-    def status(self):
+    def status(self) -> str:
         return status_name(self.status_code)
 
-    def body(self):
+    def body(self) -> dict[str, Any]:
         return {"message": self.message, "code": self.code, "status": self.status_code}
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"APIError({self.status_code}, {self.code!r}, {self.message!r})"
 
 
-def validation_error(message):
+def validation_error(message: str) -> APIError:
     return APIError(400, codes.VALIDATION_ERROR, message)
 
 

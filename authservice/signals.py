@@ -7,24 +7,24 @@ is written; a receiver that raises does not undo it.
 from django.dispatch import Signal
 
 # user: the new user; provider: "credential" or a social/SSO provider id.
-user_created = Signal()
+user_created: Signal = Signal()
 # user, session.
-user_signed_in = Signal()
+user_signed_in: Signal = Signal()
 # user, session: the session that was ended by sign-out.
-user_signed_out = Signal()
+user_signed_out: Signal = Signal()
 # user, session: a session ended by revoke-session(s), password change or reset.
-session_revoked = Signal()
+session_revoked: Signal = Signal()
 # user.
-email_verified = Signal()
+email_verified: Signal = Signal()
 # user.
-password_changed = Signal()
+password_changed: Signal = Signal()
 # user.
-password_reset = Signal()
+password_reset: Signal = Signal()
 # user, old_email, new_email.
-email_changed = Signal()
+email_changed: Signal = Signal()
 # user_id, email: sent after the user row and its sessions and accounts are gone.
-user_deleted = Signal()
+user_deleted: Signal = Signal()
 # user, provider (id), account, session, is_new_user: a sign-in through a social provider (issue 5).
-social_sign_in = Signal()
+social_sign_in: Signal = Signal()
 # user, provider (id), account: a provider account attached to an existing user.
-account_linked = Signal()
+account_linked: Signal = Signal()

@@ -2,11 +2,12 @@
 
 Environment variables (a contract; tooling outside this repository relies on these names):
 DATABASE_URL, SECRET_KEY, DEBUG, ALLOWED_HOSTS, AUTH_BASE_URL, AUTH_TRUSTED_ORIGINS, AUTH_RATE_LIMIT,
-EMAIL_URL, REDIS_URL, AUTH_IP_HEADER, AUTH_SOCIAL_PROVIDERS, AUTH_TASKS_BACKEND, AUTH_BEARER. See README.md
-for each.
+EMAIL_URL, REDIS_URL, AUTH_IP_HEADER, AUTH_SOCIAL_PROVIDERS, AUTH_TASKS_BACKEND, AUTH_BEARER, AUTH_COOKIE_SAME_SITE. See
+docs/example-project.md for each.
 """
 
 import warnings
+from importlib.util import find_spec
 from pathlib import Path
 
 import environ
@@ -112,8 +113,12 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="auth@localhost")
 # by `python manage.py db_worker`; the request path only inserts that row, the same for a known and an
 # unknown address (I7). "immediate" (the development default, and the tests'): the task runs inside the
 # request, so the mail is sent before the answer and its time shows; production uses "database".
+# Django 6 ships the task framework (django.tasks), and django_tasks_db builds on it there; Django 5.2 has
+# the django-tasks backport. @task() makes the Task class of the default backend's framework, so the
+# immediate backend must come from the same framework as the database one.
+_TASKS_FRAMEWORK = "django.tasks" if find_spec("django.tasks") else "django_tasks"
 _TASK_BACKENDS = {
-    "immediate": "django_tasks.backends.immediate.ImmediateBackend",
+    "immediate": f"{_TASKS_FRAMEWORK}.backends.immediate.ImmediateBackend",
     "database": "django_tasks_db.DatabaseBackend",
 }
 _tasks_backend = env.str("AUTH_TASKS_BACKEND", default="immediate")

@@ -59,8 +59,9 @@ class SsoProvider(models.Model):
         return self.provider_id
 
     @classmethod
-    def from_db(cls, db, field_names, values):
-        instance = super().from_db(db, field_names, values)
+    def from_db(cls, db, field_names, values, **kwargs):
+        # **kwargs: Django 6.1 passes fetch_mode (and warns about an override that cannot take it).
+        instance = super().from_db(db, field_names, values, **kwargs)
         # What the domain index was built from, so a save that leaves the domain alone skips it.
         instance._indexed_domain = instance.__dict__.get("domain", models.DEFERRED)
         return instance

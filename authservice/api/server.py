@@ -1,10 +1,30 @@
 """``auth.api.<name>(...)``: every registered endpoint as a Python function (core.md §1.10)."""
 
+from __future__ import annotations
+
 import functools
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from django.http import HttpRequest
+
+
+class EndpointFunction(Protocol):
+    """What ``auth.api.<name>`` is: keyword arguments only, as better-auth's ``auth.api`` takes them.
+
+    Returns the endpoint's data (``None`` from get-session without a session), ``{"headers",
+    "response"}`` with ``return_headers=True``, or an ``HttpResponse`` with ``as_response=True``;
+    raises :class:`authservice.errors.APIError` otherwise.
+    """
+
+    def __call__(self, *, body: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
+                 query: Mapping[str, Any] | None = None, params: Mapping[str, str] | None = None,
+                 request: HttpRequest | None = None, return_headers: bool = False,
+                 as_response: bool = False) -> Any: ...
 
 
 class _API:
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> EndpointFunction:
         from authservice.api.dispatch import call
         from authservice.api.registry import registry
 
@@ -13,21 +33,23 @@ class _API:
         endpoint = registry.get(name)
 
         @functools.wraps(endpoint.handler)
-        def run(*, body=None, headers=None, query=None, params=None, request=None,
-                return_headers=False, as_response=False):
+        def run(*, body: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
+                query: Mapping[str, Any] | None = None, params: Mapping[str, str] | None = None,
+                request: HttpRequest | None = None, return_headers: bool = False,
+                as_response: bool = False) -> Any:
             return call(endpoint, body=body, headers=headers, query=query, params=params,
                         request=request, return_headers=return_headers, as_response=as_response)
 
         return run
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         from authservice.api.registry import registry
 
         return [endpoint.name for endpoint in registry]
 
 
 class Auth:
-    api = _API()
+    api: _API = _API()
 
 
 auth = Auth()
