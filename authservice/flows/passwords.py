@@ -3,7 +3,7 @@
 from django.contrib.auth.hashers import make_password
 from django.db import transaction
 
-from authservice import app_settings, signals
+from authservice import app_settings, hashers, signals, users
 from authservice.cookies import DONT_REMEMBER
 from authservice.errors import APIError, codes
 from authservice.flows import sessions
@@ -45,8 +45,7 @@ def store_password(user, hashed):
     Every reset link still outstanding dies with the old password: one mailed before a reset or a
     change must not set the password again (whoever read that mail may no longer be the owner).
     """
-    user.password = hashed
-    user.save(update_fields=["password", "updated_at"])
+    users.update(user, password=hashed)
     Account.objects.get_or_create(provider_id=Account.CREDENTIAL, account_id=user.pk,
                                   defaults={"user": user})
     revoke_reset_tokens(user)
@@ -66,7 +65,7 @@ def verify(user, password):
     if not has_credential(user):
         burn_hash(password)
         raise APIError(400, codes.INVALID_PASSWORD)
-    if not user.check_password(password):
+    if not hashers.check_password(user, password):
         raise APIError(400, codes.INVALID_PASSWORD)
 
 
@@ -76,7 +75,7 @@ def change(ctx, found, *, current_password, new_password, revoke_other_sessions=
     check_length(new_password)
     if not has_credential(user):
         raise APIError(400, codes.CREDENTIAL_ACCOUNT_NOT_FOUND)
-    if not user.check_password(current_password):
+    if not hashers.check_password(user, current_password):
         raise APIError(400, codes.INVALID_PASSWORD)
     hashed = make_password(new_password)
     with transaction.atomic():
