@@ -78,10 +78,11 @@ def api():
 
 @pytest.fixture
 def make_user(db):
-    from django.contrib.auth import get_user_model
+    """``make_user(email=..., email_verified=True, is_active=False)``: a user of whatever AUTH_USER_MODEL is."""
+    from authservice import users
 
     def create(email="ada@example.com", password=PASSWORD, name="Ada", **extra):
-        return get_user_model().objects.create_user(email=email, password=password, name=name, **extra)
+        return users.create(email=email, password=password, name=name, **extra)
 
     return create
 
