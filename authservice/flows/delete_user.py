@@ -13,7 +13,7 @@ from authservice import app_settings, hashers, links, signals, tokens, users
 from authservice.adapter import get_adapter
 from authservice.cookies import encode_component
 from authservice.errors import DELETE_DISABLED_MESSAGE, APIError, codes
-from authservice.flows import sessions
+from authservice.flows import passwords, sessions
 from authservice.models import Account, Session, Verification
 
 USER_DELETED = "User deleted"
@@ -55,8 +55,7 @@ def delete_by_link(ctx, token):
 
 
 def _check_password(user, password):
-    has_credential = Account.objects.filter(user=user, provider_id=Account.CREDENTIAL).exists()
-    if not has_credential or not user.has_usable_password():
+    if not passwords.has_credential(user):
         raise APIError(400, codes.CREDENTIAL_ACCOUNT_NOT_FOUND)
     if not hashers.check_password(user, password):
         raise APIError(400, codes.INVALID_PASSWORD)

@@ -75,8 +75,7 @@ def sign_in(ctx, *, email, password, remember=True):
     has_credential = (
         user is not None
         and user.is_active
-        and user.has_usable_password()
-        and Account.objects.filter(user=user, provider_id=Account.CREDENTIAL).exists()
+        and passwords.has_credential(user)
     )
     # Same answer and the same hashing work for an unknown address and a wrong password, whichever
     # hasher made the stored hash: no user enumeration, imported users included (I7).
@@ -86,5 +85,6 @@ def sign_in(ctx, *, email, password, remember=True):
         if app_settings.email_verification.send_on_sign_in:
             verification.queue_verification_mail(ctx, email=users.email_of(user), user_id=user.pk)
         raise APIError(403, codes.EMAIL_NOT_VERIFIED)
+    passwords.ensure_credential_account(user)
     session = sessions.create_session(ctx, user, remember)
     return session, user

@@ -34,9 +34,22 @@ def burn_hash(password):
 
 # --- the credential: stored, changed, verified (core.md §4.11, §4.12, §4.18) -------------------
 def has_credential(user):
-    """A usable password and the credential account that better-auth keeps it on."""
-    return user.has_usable_password() and Account.objects.filter(
-        user=user, provider_id=Account.CREDENTIAL).exists()
+    """A usable password and the credential account that better-auth keeps it on.
+
+    A project's own user model (not an AbstractAuthUser) has passwords that the project sets itself
+    (``createsuperuser``, its forms, users from before authservice): there the usable password is the
+    credential, and its account row is added on the first sign-in (:func:`ensure_credential_account`).
+    """
+    if not user.has_usable_password():
+        return False
+    return Account.objects.filter(user=user, provider_id=Account.CREDENTIAL).exists() or not users.layout().own
+
+
+def ensure_credential_account(user):
+    """After a password sign-in on a project's own model: the account row better-auth lists."""
+    if not users.layout().own:
+        Account.objects.get_or_create(provider_id=Account.CREDENTIAL, account_id=str(user.pk),
+                                      defaults={"user": user})
 
 
 def store_password(user, hashed):
