@@ -87,6 +87,21 @@ def make_user(db):
     return create
 
 
+def set_updated_at(user, when):
+    """Store ``when`` as the user's updatedAt without touching anything else (any user model)."""
+    from django.contrib.auth import get_user_model
+
+    from authservice import users
+    from authservice.models import AuthProfile
+
+    field = users.layout().updated
+    if field:
+        get_user_model().objects.filter(pk=user.pk).update(**{field: when})
+    else:
+        users.profile_of(user)
+        AuthProfile.objects.filter(user=user).update(updated_at=when)
+
+
 @pytest.fixture
 def user(make_user):
     return make_user()

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from authservice import auth, cookies, signals, tokens
+from authservice import auth, cookies, signals, tokens, users
 from authservice.errors import APIError
 from authservice.models import Account, Session
 from tests.conftest import PASSWORD, ApiClient, error_of
@@ -53,7 +53,7 @@ def test_change_answers_a_null_token_and_the_user(signed_in):
     body = response.json()
     assert set(body) == {"token", "user"}
     assert body["token"] is None
-    assert body["user"]["id"] == signed_in.user.pk
+    assert body["user"]["id"] == str(signed_in.user.pk)
     assert "password" not in body["user"]
 
 

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from django.utils import timezone
 
-from authservice import auth, signals
+from authservice import auth, signals, users
 from authservice.errors import APIError
 from authservice.models import Account, Session, Verification
 from tests.conftest import ORIGIN, PASSWORD, ApiClient, error_of
@@ -211,7 +211,7 @@ def test_the_delete_token_is_32_lower_case_alphanumerics(delete_token):
 
 def test_the_delete_token_is_a_verification_row_of_the_user(signed_in, delete_token):
     row = Verification.objects.get(identifier=f"delete-account-{delete_token}")
-    assert row.value == signed_in.user.pk
+    assert row.value == str(signed_in.user.pk)
     lifetime = (row.expires_at - timezone.now()).total_seconds()
     assert 86400 - 60 < lifetime <= 86400
 

@@ -9,6 +9,7 @@ from django.utils import timezone
 from authservice.models import Session
 from tests.conftest import BASE, error_of
 from tests.test_cookies import make_session, set_cookie_lines, set_cookies
+from authservice import users
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 SESSION_KEYS = {"id", "token", "userId", "expiresAt", "createdAt", "updatedAt", "ipAddress",
@@ -24,7 +25,7 @@ def test_get_session_answers_session_and_user(signed_in):
     assert set(body["session"]) == SESSION_KEYS
     assert set(body["user"]) == USER_KEYS
     assert body["session"]["token"] == signed_in.token
-    assert body["session"]["userId"] == body["user"]["id"] == signed_in.user.pk
+    assert body["session"]["userId"] == body["user"]["id"] == str(signed_in.user.pk)
     for key in ("expiresAt", "createdAt", "updatedAt"):
         assert ISO.match(body["session"][key])
 

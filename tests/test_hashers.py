@@ -18,6 +18,7 @@ from authservice.hashers import ALGORITHM, BetterAuthScryptPasswordHasher, norma
 
 from .conftest import error_of
 from tests.peers.node import node_or_skip
+from authservice import users
 
 TESTS = Path(__file__).resolve().parent
 JS = TESTS / "js"
@@ -115,7 +116,7 @@ def test_an_imported_user_signs_in_over_http_and_is_rehashed_with_argon2(setting
     settings.PASSWORD_HASHERS = ARGON2_FIRST
     response = api.api_post("/sign-in/email", {"email": imported_user.email, "password": SPEC_PASSWORD})
     assert response.status_code == 200, response.content
-    assert response.json()["user"]["id"] == imported_user.pk
+    assert response.json()["user"]["id"] == str(imported_user.pk)
     imported_user.refresh_from_db()
     assert imported_user.password.startswith("argon2$")
     assert imported_user.check_password(SPEC_PASSWORD)

@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from authservice import users
 from authservice.models import Account, Session
 from tests.conftest import ORIGIN
 from tests.peers import keys
@@ -175,7 +176,7 @@ def test_self_hosted_gitlab_profile(api, stub, configure):
     assert response.json()["url"].startswith(f"{stub.url}/oauth/authorize?")
     assert "error" not in callback(api, "gitlab", code="c", state=query["state"])["Location"]
     assert Account.objects.get(provider_id="gitlab").account_id == "42"
-    assert get_user_model().objects.get().email_verified is False
+    assert users.is_email_verified(get_user_model().objects.get()) is False
 
 
 def test_google_sign_in_verifies_its_id_token(api, stub, configure):
