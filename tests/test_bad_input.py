@@ -283,6 +283,8 @@ def test_a_300_character_email_is_invalid_email_on_sign_in(api, db):
     assert error_of(response)["code"] == "INVALID_EMAIL"
 
 
+@pytest.mark.skipif(users.layout().name == "first_last",
+                    reason="first_name/last_name have a maximum length (auth.User: 150 each)")
 def test_a_very_long_name_is_stored(api, db):
     name = "N" * 20000
     response = api.api_post("/sign-up/email", {"name": name, "email": "a@example.com", "password": PASSWORD})
