@@ -151,6 +151,17 @@ def updated_at_of(user):
 
 def to_wire(user):
     """better-auth's user object for ``user`` (core.md §6.1). Extend it here, not in the callers."""
+    if _layout_of(user).own:
+        # Every field on the row: get-session's path reads attributes only, as before.
+        return {
+            "id": str(user.pk),
+            "name": user.name,
+            "email": user.email,
+            "emailVerified": user.email_verified,
+            "image": user.image,
+            "createdAt": wire.iso(user.created_at),
+            "updatedAt": wire.iso(user.updated_at),
+        }
     return {
         "id": str(user.pk),
         "name": name_of(user),

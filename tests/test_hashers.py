@@ -109,6 +109,8 @@ def imported_user(make_user):
     user = make_user(email="imported@example.com", password=None)
     user.password = SPEC_HASH
     user.save(update_fields=["password"])
+    # Imported with its credential account, as better-auth keeps the hash there.
+    Account.objects.create(provider_id=Account.CREDENTIAL, account_id=str(user.pk), user=user)
     return user
 
 
