@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist, ValidationError
-from django.db import models, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from authservice import wire
@@ -348,9 +348,3 @@ def username_max_length():
     field = model._meta.get_field(model.USERNAME_FIELD)
     return getattr(field, "max_length", None) or 150
 
-
-def is_text_field(model, name):
-    try:
-        return isinstance(model._meta.get_field(name), (models.CharField, models.TextField))
-    except FieldDoesNotExist:
-        return False

@@ -5,9 +5,9 @@ import json
 import pytest
 from django.contrib.auth import get_user_model
 
+from authservice import users
 from authservice.models import Session
 from tests.conftest import BASE, ORIGIN, PASSWORD, error_of
-from authservice import users
 
 FORM = "application/x-www-form-urlencoded"
 

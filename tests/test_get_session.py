@@ -9,7 +9,6 @@ from django.utils import timezone
 from authservice.models import Session
 from tests.conftest import BASE, error_of
 from tests.test_cookies import make_session, set_cookie_lines, set_cookies
-from authservice import users
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 SESSION_KEYS = {"id", "token", "userId", "expiresAt", "createdAt", "updatedAt", "ipAddress",

@@ -14,11 +14,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import check_password, identify_hasher, make_password
 
+from authservice import users
 from authservice.hashers import ALGORITHM, BetterAuthScryptPasswordHasher, normalize_imported
+from authservice.models import Account
 
 from .conftest import error_of
 from tests.peers.node import node_or_skip
-from authservice import users
 
 TESTS = Path(__file__).resolve().parent
 JS = TESTS / "js"

@@ -6,10 +6,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core import mail
 
+from authservice import users
 from authservice.models import Account, Session
 from tests.conftest import PASSWORD, error_of
 from tests.test_cookies import set_cookies
-from authservice import users
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 USER_KEYS = {"id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt"}

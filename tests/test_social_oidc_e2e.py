@@ -6,9 +6,9 @@ import pytest
 import requests
 from django.contrib.auth import get_user_model
 
+from authservice import users
 from authservice.models import Account, Session
 from tests.peers import oidc_op
-from authservice import users
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not oidc_op.available(), reason="needs node + tests/js")]
 SECRET = "django-client-secret-0123456789"
