@@ -80,9 +80,14 @@ def api():
 def make_user(db):
     """``make_user(email=..., email_verified=True, is_active=False)``: a user of whatever AUTH_USER_MODEL is."""
     from authservice import users
+    from authservice.models import Account
 
     def create(email="ada@example.com", password=PASSWORD, name="Ada", **extra):
-        return users.create(email=email, password=password, name=name, **extra)
+        user = users.create(email=email, password=password, name=name, **extra)
+        if password is None:
+            # A credential account without a usable password yet: tests then store an imported hash.
+            Account.objects.create(provider_id=Account.CREDENTIAL, account_id=str(user.pk), user=user)
+        return user
 
     return create
 

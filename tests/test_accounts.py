@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from authservice import auth, users
+from authservice import auth
 from authservice.errors import APIError
 from authservice.models import Account, Session
 from tests.conftest import PASSWORD, ApiClient, error_of

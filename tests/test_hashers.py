@@ -14,9 +14,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import check_password, identify_hasher, make_password
 
-from authservice import users
 from authservice.hashers import ALGORITHM, BetterAuthScryptPasswordHasher, normalize_imported
-from authservice.models import Account
 
 from .conftest import error_of
 from tests.peers.node import node_or_skip
@@ -110,8 +108,6 @@ def imported_user(make_user):
     user = make_user(email="imported@example.com", password=None)
     user.password = SPEC_HASH
     user.save(update_fields=["password"])
-    # Imported with its credential account, as better-auth keeps the hash there.
-    Account.objects.create(provider_id=Account.CREDENTIAL, account_id=str(user.pk), user=user)
     return user
 
 

@@ -3,7 +3,7 @@
 import pytest
 from django.contrib.auth import get_user_model
 
-from authservice import auth, signals, users
+from authservice import auth, signals
 from authservice.models import Session
 from tests.conftest import PASSWORD, ApiClient
 
