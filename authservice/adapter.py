@@ -21,6 +21,22 @@ class DefaultAdapter:
 
         mail.send(kind, to, context)
 
+    def populate_username(self, user):
+        """Give a new ``user`` its username, for models whose ``USERNAME_FIELD`` is not the e-mail
+        (``auth.User``): the e-mail when it fits and no one has it, else a unique variant of its
+        local part. Override to name users another way; the value must be unique."""
+        from authservice import tokens, users
+
+        email = users.email_of(user)
+        limit = users.username_max_length()
+        candidate = email
+        if not (email and len(email) <= limit and users.username_is_free(email)):
+            base = (email.partition("@")[0] or "user")[:max(limit - 9, 1)]
+            candidate = f"{base}-{tokens.random_string(8, tokens.LOWER_ALNUM)}"
+            while not users.username_is_free(candidate):
+                candidate = f"{base}-{tokens.random_string(8, tokens.LOWER_ALNUM)}"
+        setattr(user, type(user).USERNAME_FIELD, candidate)
+
 
 @functools.lru_cache(maxsize=1)
 def _adapter_class() -> type[DefaultAdapter]:

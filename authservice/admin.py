@@ -1,4 +1,9 @@
-"""Users, sessions and accounts in Django admin. Secrets (tokens, hashes) are never displayed."""
+"""Users, sessions and accounts in Django admin. Secrets (tokens, hashes) are never displayed.
+
+Our :class:`UserAdmin` is registered for ``authservice.User`` only. A project with its own user model
+keeps its own user admin (``auth.User``'s, or the project's); the better-auth fields its model lacks
+are listed under "Authentication profiles".
+"""
 
 from django import forms
 from django.contrib import admin
@@ -6,7 +11,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 
-from authservice.models import Account, Session, User, Verification
+from authservice import users
+from authservice.models import AbstractAuthUser, Account, AuthProfile, Session, User, Verification
+
+# Forms of our UserAdmin describe an AbstractAuthUser model: the project's own subclass if it has
+# one, else authservice.User (even when swapped out, so this module imports under any user model).
+_FORM_MODEL = get_user_model() if issubclass(get_user_model(), AbstractAuthUser) else User
 
 
 class SessionInline(admin.TabularInline):
@@ -37,13 +47,13 @@ class _EmailFormMixin:
 
 class UserCreationForm(_EmailFormMixin, AdminUserCreationForm):
     class Meta:
-        model = get_user_model()
+        model = _FORM_MODEL
         fields = ("email", "name")
 
 
 class UserChangeFormForEmail(_EmailFormMixin, UserChangeForm):
     class Meta:
-        model = get_user_model()
+        model = _FORM_MODEL
         fields = "__all__"
 
 
@@ -87,7 +97,7 @@ if not User._meta.swapped:
 class SessionAdmin(admin.ModelAdmin):
     list_display = ("user", "created_at", "expires_at", "ip_address", "user_agent")
     list_select_related = ("user",)
-    search_fields = ("user__email", "ip_address")
+    search_fields = (f"user__{users.email_field()}", "ip_address")
     list_filter = ("created_at",)
     # The token is a bearer credential: admins may revoke (delete) a session, never read its token.
     exclude = ("token",)
@@ -99,7 +109,7 @@ class AccountAdmin(admin.ModelAdmin):
     list_display = ("user", "provider_id", "account_id", "created_at")
     list_filter = ("provider_id",)
     list_select_related = ("user",)
-    search_fields = ("user__email", "account_id")
+    search_fields = (f"user__{users.email_field()}", "account_id")
     exclude = ("access_token", "refresh_token", "id_token")
     readonly_fields = ("user", "provider_id", "account_id", "access_token_expires_at",
                        "refresh_token_expires_at", "scope", "created_at", "updated_at")
@@ -114,3 +124,13 @@ class VerificationAdmin(admin.ModelAdmin):
     @admin.display(description="kind")
     def kind(self, obj):
         return str(obj)
+
+
+if not users.layout().own:
+    @admin.register(AuthProfile)
+    class AuthProfileAdmin(admin.ModelAdmin):
+        list_display = ("user", "email_verified", "created_at", "updated_at")
+        list_filter = ("email_verified",)
+        list_select_related = ("user",)
+        search_fields = (f"user__{users.email_field()}",)
+        readonly_fields = ("user", "created_at", "updated_at")

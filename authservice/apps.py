@@ -10,6 +10,7 @@ class AuthServiceConfig(AppConfig):
 
     def ready(self):
         from authservice import checks  # noqa: F401 - registers the system checks
+        from authservice import user_checks  # noqa: F401 - and those of the user model
         from authservice.endpoints import MODULES
 
         for module in MODULES:

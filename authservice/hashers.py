@@ -161,6 +161,13 @@ def _pay_current_parameters(encoded):
         hasher.verify("", _throwaway_hash(type(hasher)))
 
 
+def check_password(user, raw_password):
+    """``user.check_password``, for any user model: a hash copied as-is from a better-auth database
+    (``salt:key``) is read too, and re-hashed by Django's setter on success."""
+    user.password = normalize_imported(user.password)
+    return user.check_password(raw_password)
+
+
 def check_password_evenly(user, password):
     """``user.check_password(password)`` (False for ``None``) plus one throw-away verification with
     every other hasher in use, so the attempt costs the same for every stored hash and for an
@@ -170,7 +177,7 @@ def check_password_evenly(user, password):
     if user is not None:
         encoded = normalize_imported(user.password)
         used = _stored_algorithm(encoded)
-        correct = user.check_password(password) if used is not None else False
+        correct = check_password(user, password) if used is not None else False
         if used is not None and not correct:
             _pay_current_parameters(encoded)
     for hasher in hashers_in_use():

@@ -82,6 +82,29 @@ class User(AbstractAuthUser):
         db_table = "authservice_user"
 
 
+class AuthProfile(models.Model):
+    """better-auth's user fields that a project's own user model lacks (authservice.users).
+
+    Unused for :class:`AbstractAuthUser` models, which carry every field themselves. Rows are
+    created with the user through ``users.create`` or, for users that existed before authservice
+    was added, on first use.
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True,
+                                related_name="auth_profile")
+    name = models.TextField(blank=True, default="")  # only for models with neither name nor first/last
+    email_verified = models.BooleanField(default=False)
+    image = models.TextField(blank=True, null=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "authentication profile"
+
+    def __str__(self):
+        return str(self.user_id)
+
+
 class SessionManager(models.Manager):
     def with_user(self, token):
         """The session of ``token`` with its user loaded, in one indexed query; ``None`` if unknown.

@@ -11,22 +11,17 @@ def iso(value):
 
 
 def user(record):
-    return {
-        "id": record.pk,
-        "name": record.name,
-        "email": record.email,
-        "emailVerified": record.email_verified,
-        "image": record.image,
-        "createdAt": iso(record.created_at),
-        "updatedAt": iso(record.updated_at),
-    }
+    """better-auth's user object; the mapping onto the project's user model is authservice.users."""
+    from authservice import users
+
+    return users.to_wire(record)
 
 
 def session(record):
     return {
         "id": record.pk,
         "token": record.token,
-        "userId": record.user_id,
+        "userId": str(record.user_id),
         "expiresAt": iso(record.expires_at),
         "createdAt": iso(record.created_at),
         "updatedAt": iso(record.updated_at),
@@ -40,7 +35,7 @@ def account(record):
         "id": record.pk,
         "accountId": record.account_id,
         "providerId": record.provider_id,
-        "userId": record.user_id,
+        "userId": str(record.user_id),
         "scopes": [scope.strip() for scope in (record.scope or "").split(",") if scope.strip()],
         "createdAt": iso(record.created_at),
         "updatedAt": iso(record.updated_at),

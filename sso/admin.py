@@ -10,7 +10,7 @@ from urllib.parse import quote
 from django import forms
 from django.contrib import admin, messages
 
-from authservice import links
+from authservice import links, users
 from authservice.errors import APIError
 from sso import discovery, domains, saml_config
 from sso.models import SECRET_KEYS, Member, Organization, SsoProvider, strip_secrets
@@ -168,5 +168,5 @@ class OrganizationAdmin(admin.ModelAdmin):
 class MemberAdmin(admin.ModelAdmin):
     list_display = ("user", "organization", "role", "created_at")
     list_filter = ("role",)
-    search_fields = ("user__email", "organization__slug")
+    search_fields = (f"user__{users.email_field()}", "organization__slug")
     raw_id_fields = ("user", "organization")

@@ -2,7 +2,7 @@
 
 from django.db import IntegrityError, transaction
 
-from authservice import wire
+from authservice import users, wire
 from authservice.errors import APIError
 from sso import app_settings, signals
 from sso.errors import codes
@@ -35,13 +35,14 @@ def member_wire(member, with_user=False):
     data = {
         "id": member.pk,
         "organizationId": member.organization_id,
-        "userId": member.user_id,
+        "userId": str(member.user_id),
         "role": member.role,
         "createdAt": wire.iso(member.created_at),
     }
     if with_user:
         user = member.user
-        data["user"] = {"id": user.pk, "name": user.name, "email": user.email, "image": user.image}
+        record = users.to_wire(user)
+        data["user"] = {key: record[key] for key in ("id", "name", "email", "image")}
     return data
 
 
@@ -123,7 +124,7 @@ def list_members(found, *, organization_id=None, organization_slug=None, limit=N
         raise APIError(400, codes.NO_ACTIVE_ORGANIZATION)
     if membership(found.user, organization_id) is None:
         raise APIError(403, codes.YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION)
-    query = Member.objects.filter(organization_id=organization_id).select_related("user")
+    query = users.with_users(Member.objects.filter(organization_id=organization_id), "user")
     query = query.order_by("created_at", "id")
     total = query.count()
     start = offset or 0

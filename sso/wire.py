@@ -31,7 +31,7 @@ def registered(ctx, provider, token=None, verification_enabled=False):
         "providerId": provider.provider_id,
         "issuer": provider.issuer,
         "domain": provider.domain,
-        "userId": provider.user_id,
+        "userId": str(provider.user_id),
         "organizationId": provider.organization_id,
         "oidcConfig": strip_secrets(provider.oidc_config),
         "samlConfig": strip_secrets(provider.saml_config),

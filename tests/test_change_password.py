@@ -53,7 +53,7 @@ def test_change_answers_a_null_token_and_the_user(signed_in):
     body = response.json()
     assert set(body) == {"token", "user"}
     assert body["token"] is None
-    assert body["user"]["id"] == signed_in.user.pk
+    assert body["user"]["id"] == str(signed_in.user.pk)
     assert "password" not in body["user"]
 
 

@@ -166,12 +166,11 @@ def sso_op(live_server, settings, configure):
 
 @pytest.fixture
 def sso_provider(sso_op, transactional_db):
-    from django.contrib.auth import get_user_model
-
+    from authservice import users
     from sso.models import SsoProvider
 
     issuer = sso_op["issuer"]
-    owner = get_user_model().objects.create_user(email="it@globex.com", password=PASSWORD, name="IT")
+    owner = users.create(email="it@globex.com", password=PASSWORD, name="IT")
     return SsoProvider.objects.create(
         provider_id=SSO_PROVIDER_ID, issuer=issuer, domain=SSO_DOMAIN, user=owner,
         oidc_config={"issuer": issuer, "clientId": sso_op["client_id"], "clientSecret": sso_op["client_secret"],

@@ -24,7 +24,7 @@ def test_get_session_answers_session_and_user(signed_in):
     assert set(body["session"]) == SESSION_KEYS
     assert set(body["user"]) == USER_KEYS
     assert body["session"]["token"] == signed_in.token
-    assert body["session"]["userId"] == body["user"]["id"] == signed_in.user.pk
+    assert body["session"]["userId"] == body["user"]["id"] == str(signed_in.user.pk)
     for key in ("expiresAt", "createdAt", "updatedAt"):
         assert ISO.match(body["session"][key])
 

@@ -115,7 +115,7 @@ def test_an_imported_user_signs_in_over_http_and_is_rehashed_with_argon2(setting
     settings.PASSWORD_HASHERS = ARGON2_FIRST
     response = api.api_post("/sign-in/email", {"email": imported_user.email, "password": SPEC_PASSWORD})
     assert response.status_code == 200, response.content
-    assert response.json()["user"]["id"] == imported_user.pk
+    assert response.json()["user"]["id"] == str(imported_user.pk)
     imported_user.refresh_from_db()
     assert imported_user.password.startswith("argon2$")
     assert imported_user.check_password(SPEC_PASSWORD)

@@ -11,11 +11,11 @@ from django.core import mail
 from django.db import connection
 from django.utils import timezone
 
-from authservice import auth, signals, tokens
+from authservice import auth, signals, tokens, users
 from authservice.errors import APIError
 from authservice.flows import password_reset
 from authservice.models import Account, Session, Verification
-from tests.conftest import BASE, ORIGIN, PASSWORD, error_of
+from tests.conftest import BASE, ORIGIN, PASSWORD, error_of, set_updated_at
 
 pytestmark = pytest.mark.django_db
 
@@ -91,7 +91,7 @@ def test_request_stores_the_token_as_a_verification_row(api, user):
     token = RESET_LINK.match(reset_link(mail.outbox[0])).group(1)
     row = Verification.objects.get()
     assert row.identifier == f"reset-password:{token}"
-    assert row.value == user.pk
+    assert row.value == str(user.pk)
     lifetime = (row.expires_at - before).total_seconds()
     assert 3599 <= lifetime <= 3605
 
@@ -173,8 +173,7 @@ def test_request_in_process_returns_the_body(user):
 
 def backdate(user, seconds):
     """As if the account had last changed ``seconds`` ago (update() leaves auto_now alone)."""
-    get_user_model().objects.filter(pk=user.pk).update(
-        updated_at=timezone.now() - timedelta(seconds=seconds))
+    set_updated_at(user, timezone.now() - timedelta(seconds=seconds))
 
 
 def test_the_token_lives_from_the_request_not_from_the_send(user):
@@ -309,7 +308,7 @@ def test_reset_consumes_the_token(api, user):
 
 def test_reset_keeps_sessions_of_a_verified_user_when_revocation_is_off(signed_in, configure):
     configure(email_and_password={"revoke_sessions_on_password_reset": False})
-    type(signed_in.user).objects.filter(pk=signed_in.user.pk).update(email_verified=True)
+    users.update(signed_in.user, email_verified=True)
     response = signed_in.api_post("/reset-password",
                                   {"token": issue_token(signed_in.user), "newPassword": NEW_PASSWORD})
     assert response.status_code == 200

@@ -3,7 +3,7 @@
 import pytest
 from django.contrib.auth.hashers import MD5PasswordHasher
 
-from authservice import hashers
+from authservice import hashers, users
 from authservice.models import Account, Session
 from tests.conftest import PASSWORD, ApiClient, error_of
 from tests.test_cookies import set_cookies
@@ -44,7 +44,7 @@ def test_sign_in_answers_redirect_false_token_and_user(api, user):
     assert list(body) == ["redirect", "token", "user"]
     assert body["redirect"] is False
     assert set(body["user"]) == USER_KEYS
-    assert body["user"]["id"] == user.pk
+    assert body["user"]["id"] == str(user.pk)
     assert "Location" not in response
 
 
@@ -142,6 +142,7 @@ def test_a_user_without_password_costs_a_hash_and_gets_the_same_answer(api, coun
     assert response.content == sign_in(api, email="nobody@example.com").content
 
 
+@pytest.mark.skipif(not users.layout().own, reason="a project's own model: its usable password is the credential")
 def test_a_user_without_credential_account_cannot_sign_in_with_a_password(api, user):
     Account.objects.filter(user=user).delete()
     response = sign_in(api)

@@ -39,7 +39,7 @@ def test_sign_up_sends_user_created_with_user_and_provider(api, db, received):
     [(sender, kwargs)] = received["user_created"]
     assert sender is get_user_model()
     assert public(kwargs) == {"user", "provider"}
-    assert kwargs["user"].pk == user_id
+    assert str(kwargs["user"].pk) == user_id
     assert kwargs["provider"] == "credential"
     assert kwargs["_user_stored"]
 

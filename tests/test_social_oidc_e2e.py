@@ -6,6 +6,7 @@ import pytest
 import requests
 from django.contrib.auth import get_user_model
 
+from authservice import users
 from authservice.models import Account, Session
 from tests.peers import oidc_op
 
@@ -73,7 +74,7 @@ def test_new_user_signs_up_through_the_real_op(app, op):
     browser, response = sign_in(app, op, "e2e-new", callbackURL="/dashboard", newUserCallbackURL="/welcome")
     assert response.status_code == 302 and response.headers["Location"] == "/welcome"
     user = get_user_model().objects.get()
-    assert (user.email, user.name, user.email_verified) == ("grace@example.com", "Grace Hopper", True)
+    assert (user.email, users.name_of(user), users.is_email_verified(user)) == ("grace@example.com", "Grace Hopper", True)
     account = Account.objects.get(provider_id="corp")
     assert account.account_id == "e2e-new" and account.id_token and account.access_token
     assert set(account.scope.split(",")) == {"openid", "email", "profile"}

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from authservice import signals
+from authservice import signals, users
 from authservice.models import Account, Session, Verification
 from tests.conftest import ORIGIN, error_of
 from tests.peers.social import (  # noqa: F401 - fixtures
@@ -113,7 +113,7 @@ def test_new_user_signs_in_and_lands_on_new_user_url(api, corp):
         signals.user_created.disconnect(dispatch_uid="t-created")
     assert response.status_code == 302 and response["Location"] == "/welcome"
     user = get_user_model().objects.get()
-    assert (user.email, user.name, user.email_verified) == ("ada@example.com", "Ada Lovelace", True)
+    assert (user.email, users.name_of(user), users.is_email_verified(user)) == ("ada@example.com", "Ada Lovelace", True)
     account = Account.objects.get(provider_id="corp")
     assert account.user == user and account.account_id == "sub-ada"
     assert account.scope == "openid,email,profile"

@@ -4,7 +4,7 @@ from urllib.parse import quote, urlencode
 
 from rest_framework import serializers
 
-from authservice import links
+from authservice import links, users
 from authservice.api import inputs
 from authservice.api.context import Redirect
 from authservice.api.registry import endpoint
@@ -77,7 +77,7 @@ def link_social_account(ctx):
     if id_token:
         social.link_id_token(ctx, provider, id_token, user)
         return {"url": "", "status": True, "redirect": False}
-    link = {"userId": str(user.pk), "email": user.email}
+    link = {"userId": str(user.pk), "email": users.email_of(user)}
     return _redirect_answer(ctx, social.start(ctx, provider, ctx.body, link=link))
 
 

@@ -3,7 +3,7 @@
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from authservice import app_settings
+from authservice import app_settings, users
 from authservice.errors import APIError, codes
 from authservice.flows import sessions
 from authservice.models import Account
@@ -17,12 +17,9 @@ def update_profile(ctx, found, changes):
     fields = [name for name in PROFILE_FIELDS if name in changes]
     if not fields:
         raise APIError(400, codes.NO_FIELDS_TO_UPDATE)
-    user = found.user
-    for name in fields:
-        setattr(user, name, changes[name])
-    user.save(update_fields=[*fields, "updated_at"])
+    users.update(found.user, **{name: changes[name] for name in fields})
     sessions.set_session_cookie(ctx, found.session)
-    return user
+    return found.user
 
 
 def list_accounts(user):
@@ -44,4 +41,4 @@ def unlink(user, account_row_id):
         if account.provider_id == Account.CREDENTIAL:
             # better-auth keeps the hash on the credential account, so unlinking it removes the password.
             user.set_unusable_password()
-            user.save(update_fields=["password"])
+            user.save(update_fields=["password"])  # not updatedAt: better-auth leaves it too

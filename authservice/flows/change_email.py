@@ -6,10 +6,9 @@
 Links of (b) and (c) are applied by GET /verify-email.
 """
 
-from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from authservice import app_settings, signals
+from authservice import app_settings, signals, users
 from authservice.errors import APIError, codes
 from authservice.flows import passwords, sessions, verification
 
@@ -21,11 +20,12 @@ def change_email(ctx, found, new_email, callback_url=None):
         raise APIError(400, codes.CHANGE_EMAIL_DISABLED)
     user = found.user
     new_email = new_email.lower()
-    if new_email == user.email:
+    if new_email == users.email_of(user):
         raise APIError(400, codes.EMAIL_IS_THE_SAME)
     can_mail = app_settings.email_verification.enabled
-    update_at_once = not user.email_verified and options.update_email_without_verification
-    confirm_on_old = can_mail and user.email_verified and options.send_confirmation_to_old_email
+    verified = users.is_email_verified(user)
+    update_at_once = not verified and options.update_email_without_verification
+    confirm_on_old = can_mail and verified and options.send_confirmation_to_old_email
     # Decided before anything depends on the address: failing only for free ones would reveal taken ones.
     if not (update_at_once or confirm_on_old or can_mail):
         raise APIError(400, codes.VERIFICATION_EMAIL_NOT_ENABLED)
@@ -36,7 +36,7 @@ def change_email(ctx, found, new_email, callback_url=None):
     # Enqueued whether or not the new address is taken; the task mails only when it is free. So the
     # request does the same work either way and its time does not tell taken addresses (I7).
     verification.queue_verification_mail(
-        ctx, email=user.email, user_id=user.pk, callback_url=callback_url, update_to=new_email,
+        ctx, email=users.email_of(user), user_id=user.pk, callback_url=callback_url, update_to=new_email,
         request_type=kind, kind=kind,
     )
 
@@ -44,22 +44,20 @@ def change_email(ctx, found, new_email, callback_url=None):
 def _update_now(ctx, found, new_email, callback_url, can_mail):
     """Flow (a). Whether the address moved shows in the session anyway; the answer stays the same."""
     user = found.user
-    old_email = user.email
-    User = get_user_model()
+    old_email = users.email_of(user)
     moved = False
-    if not User.objects.filter(email=new_email).exists():
-        user.email = new_email
+    if not users.email_taken(new_email):
         try:
             with transaction.atomic():
-                user.save(update_fields=["email", "updated_at"])
+                users.update(user, email=new_email)
                 # Reset links mailed to the old address must not reset the account any more.
                 passwords.revoke_reset_tokens(user)
             moved = True
         except IntegrityError:  # taken between the check and the write
-            user.email = old_email
+            setattr(user, users.email_field(), old_email)
     sessions.set_session_cookie(ctx, found.session)
     if moved:
-        signals.email_changed.send(sender=User, user=user, old_email=old_email, new_email=new_email)
+        signals.email_changed.send(sender=type(user), user=user, old_email=old_email, new_email=new_email)
     if can_mail:
         # For the new address only: when it was taken the account does not have it and nothing goes.
         verification.queue_verification_mail(ctx, email=new_email, user_id=user.pk,

@@ -6,15 +6,14 @@ whose value is the user's id (§6.4, §7.2).
 
 from datetime import timedelta
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from authservice import app_settings, links, signals, tokens
+from authservice import app_settings, hashers, links, signals, tokens, users
 from authservice.adapter import get_adapter
 from authservice.cookies import encode_component
 from authservice.errors import DELETE_DISABLED_MESSAGE, APIError, codes
-from authservice.flows import sessions
+from authservice.flows import passwords, sessions
 from authservice.models import Account, Session, Verification
 
 USER_DELETED = "User deleted"
@@ -56,10 +55,9 @@ def delete_by_link(ctx, token):
 
 
 def _check_password(user, password):
-    has_credential = Account.objects.filter(user=user, provider_id=Account.CREDENTIAL).exists()
-    if not has_credential or not user.has_usable_password():
+    if not passwords.has_credential(user):
         raise APIError(400, codes.CREDENTIAL_ACCOUNT_NOT_FOUND)
-    if not user.check_password(password):
+    if not hashers.check_password(user, password):
         raise APIError(400, codes.INVALID_PASSWORD)
 
 
@@ -74,13 +72,14 @@ def send_deletion_mail(ctx, user, callback_url=None):
     token = tokens.random_string(32, tokens.LOWER_ALNUM)
     expires_in = app_settings.delete_user.delete_token_expires_in
     Verification.objects.create(
-        identifier=IDENTIFIER_PREFIX + token, value=user.pk,
+        identifier=IDENTIFIER_PREFIX + token, value=str(user.pk),
         expires_at=timezone.now() + timedelta(seconds=expires_in),
     )
     url = (f"{links.base(ctx)}/delete-user/callback?token={token}"
            f"&callbackURL={encode_component(callback_url or '/')}")
-    get_adapter().send_mail("delete-account", user.email, {
-        "user": user, "email": user.email, "token": token, "url": url,
+    address = users.email_of(user)
+    get_adapter().send_mail("delete-account", address, {
+        "user": user, "email": address, "token": token, "url": url,
     })
     return token
 
@@ -92,7 +91,7 @@ def _consume_token(user, token):
     left alone, so a guess by someone else cannot burn it.
     """
     used, _ = Verification.objects.filter(
-        identifier=IDENTIFIER_PREFIX + token, value=user.pk, expires_at__gt=timezone.now(),
+        identifier=IDENTIFIER_PREFIX + token, value=str(user.pk), expires_at__gt=timezone.now(),
     ).delete()
     if not used:
         raise APIError(404, codes.INVALID_TOKEN)
@@ -104,16 +103,16 @@ def delete(ctx, user, token=None):
     With ``token``, the deletion token is used up in the same transaction, so a failed deletion
     leaves it usable.
     """
-    user_id, email = user.pk, user.email
+    user_id, email = user.pk, users.email_of(user)
     with transaction.atomic():
         if token is not None:
             _consume_token(user, token)
         Session.objects.filter(user_id=user_id).delete()
         Account.objects.filter(user_id=user_id).delete()
-        Verification.objects.filter(value=user_id).delete()
+        Verification.objects.filter(value=str(user_id)).delete()
         user.delete()
         # Receivers must never hear of a deletion that was rolled back.
         transaction.on_commit(lambda: signals.user_deleted.send(
-            sender=get_user_model(), user_id=user_id, email=email,
+            sender=type(user), user_id=user_id, email=email,
         ))
     sessions.clear_session_cookies(ctx)

@@ -1,11 +1,10 @@
 """Sign-up and sign-in with e-mail and password (core.md §4.3, §4.4)."""
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from authservice import app_settings, django_auth_signals, hashers, signals, tokens, wire
+from authservice import app_settings, django_auth_signals, hashers, signals, tokens, users, wire
 from authservice.api.inputs import is_email
 from authservice.errors import APIError, codes
 from authservice.flows import passwords, sessions, verification
@@ -33,7 +32,6 @@ def sign_up(ctx, *, name, email, password, image=None, callback_url=None, rememb
     passwords.check_length(password)
     email = email.lower()
     without_session = not options.auto_sign_in or options.require_email_verification
-    User = get_user_model()
     # Hash before looking the address up, so both answers take the password hash's time.
     hashed = make_password(password)
     mails = _send_on_sign_up() and app_settings.email_verification.enabled
@@ -42,7 +40,7 @@ def sign_up(ctx, *, name, email, password, image=None, callback_url=None, rememb
         # mail: both cost the request one commit and one task (I7), and a new user's mail is queued
         # exactly when the user is stored.
         with transaction.atomic():
-            if User.objects.filter(email=email).exists():
+            if users.email_taken(email):
                 if not without_session:
                     raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL)
                 fake = _fake_user(email, name, image)
@@ -51,21 +49,20 @@ def sign_up(ctx, *, name, email, password, image=None, callback_url=None, rememb
                     verification.queue_verification_mail(ctx, email=email, user_id=fake["id"],
                                                          callback_url=callback_url)
                 return {"token": None, "user": fake}
-            user = User(email=email, name=name, image=image, password=hashed)
-            user.save(force_insert=True)
-            Account.objects.create(provider_id=Account.CREDENTIAL, account_id=user.pk, user=user)
+            # With the credential account better-auth keeps the password on.
+            user = users.create(email=email, name=name, image=image, password_hash=hashed)
             session = None if without_session else sessions.create_session(
                 ctx, user, remember, announce=False)
             if mails:
-                verification.queue_verification_mail(ctx, email=user.email, user_id=user.pk,
+                verification.queue_verification_mail(ctx, email=users.email_of(user), user_id=user.pk,
                                                      callback_url=callback_url)
     except IntegrityError:  # the same address signed up concurrently
         raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL) from None
     # After the block: a receiver that raises must not roll the new user back.
-    signals.user_created.send(sender=User, user=user, provider=Account.CREDENTIAL)
+    signals.user_created.send(sender=type(user), user=user, provider=Account.CREDENTIAL)
     if session is not None:
         sessions.announce_sign_in(ctx, user, session)
-    return {"token": session.token if session else None, "user": wire.user(user)}
+    return {"token": session.token if session else None, "user": users.to_wire(user)}
 
 
 def sign_in(ctx, *, email, password, remember=True):
@@ -74,22 +71,21 @@ def sign_in(ctx, *, email, password, remember=True):
         raise APIError(400, codes.EMAIL_PASSWORD_DISABLED)
     if not is_email(email):
         raise APIError(400, codes.INVALID_EMAIL)
-    User = get_user_model()
-    user = User.objects.filter(email=email.lower()).first()
+    user = users.find_by_email(email)
     has_credential = (
         user is not None
         and user.is_active
-        and user.has_usable_password()
-        and Account.objects.filter(user=user, provider_id=Account.CREDENTIAL).exists()
+        and passwords.has_credential(user)
     )
     # Same answer and the same hashing work for an unknown address and a wrong password, whichever
     # hasher made the stored hash: no user enumeration, imported users included (I7).
     if not hashers.check_password_evenly(user if has_credential else None, password):
         django_auth_signals.login_failed(ctx, email.lower())
         raise APIError(401, codes.INVALID_EMAIL_OR_PASSWORD)
-    if options.require_email_verification and not user.email_verified:
+    if options.require_email_verification and not users.is_email_verified(user):
         if app_settings.email_verification.send_on_sign_in:
-            verification.queue_verification_mail(ctx, email=user.email, user_id=user.pk)
+            verification.queue_verification_mail(ctx, email=users.email_of(user), user_id=user.pk)
         raise APIError(403, codes.EMAIL_NOT_VERIFIED)
+    passwords.ensure_credential_account(user)
     session = sessions.create_session(ctx, user, remember)
     return session, user

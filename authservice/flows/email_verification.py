@@ -9,10 +9,9 @@ new address), ``requestType`` and a stamp of the account's password and verifica
 stamp answers ``INVALID_TOKEN``.
 """
 
-from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from authservice import app_settings, links, signals, wire
+from authservice import app_settings, links, signals, users
 from authservice.api.context import Redirect
 from authservice.errors import APIError, codes
 from authservice.flows import passwords, sessions, verification
@@ -24,8 +23,8 @@ CHANGE_VERIFICATION = "change-email-verification"
 def _token_user(payload):
     """The account the token was mailed for, while it still has the token's address (else 401)."""
     user_id = payload.get("sub")
-    user = get_user_model().objects.filter(pk=user_id).first() if user_id else None
-    if user is None or user.email.lower() != payload["email"] or not user.is_active:
+    user = users.find_by_pk(user_id)
+    if user is None or users.email_of(user).lower() != payload["email"] or not user.is_active:
         # An inactive account is treated as gone: its links change nothing and sign nobody in (I1).
         raise APIError(401, codes.USER_NOT_FOUND)
     if payload.get("updateTo") and not verification.stamp_matches(user, payload):
@@ -53,11 +52,12 @@ def send(ctx, email, callback_url=None):
         verification.queue_verification_mail(ctx, email=email, callback_url=callback_url)
         return {"status": True}
     user = found.user
-    if user.email.lower() != email.lower():
+    if users.email_of(user).lower() != email.lower():
         raise APIError(400, codes.EMAIL_MISMATCH)
-    if user.email_verified:
+    if users.is_email_verified(user):
         raise APIError(400, codes.EMAIL_ALREADY_VERIFIED)
-    verification.queue_verification_mail(ctx, email=user.email, user_id=user.pk, callback_url=callback_url)
+    verification.queue_verification_mail(ctx, email=users.email_of(user), user_id=user.pk,
+                                         callback_url=callback_url)
     return {"status": True}
 
 
@@ -85,10 +85,9 @@ def verify(ctx, token, callback_url=None):
 
 
 def _verify_plain(ctx, user):
-    if user.email_verified:
+    if users.is_email_verified(user):
         return {"status": True, "user": None}
-    user.email_verified = True
-    user.save(update_fields=["email_verified", "updated_at"])
+    users.update(user, email_verified=True)
     signals.email_verified.send(sender=type(user), user=user)
     if app_settings.email_verification.auto_sign_in_after_verification:
         _sign_in(ctx, user)
@@ -115,12 +114,12 @@ def _apply_change(ctx, user, payload, callback_url):
     if request_type == CONFIRMATION:
         # The old address approved the move; now the new address must prove itself.
         verification.queue_verification_mail(
-            ctx, email=user.email, user_id=user.pk, callback_url=callback_url, update_to=new_email,
+            ctx, email=users.email_of(user), user_id=user.pk, callback_url=callback_url, update_to=new_email,
             request_type=CHANGE_VERIFICATION, kind=CHANGE_VERIFICATION,
         )
         return {"status": True}
     verified = request_type == CHANGE_VERIFICATION
-    old_email = user.email
+    old_email = users.email_of(user)
     _move_address(user, new_email, verified)
     if found is None:
         sessions.create_session(ctx, user)
@@ -131,20 +130,17 @@ def _apply_change(ctx, user, payload, callback_url):
         signals.email_verified.send(sender=type(user), user=user)
     else:
         # Legacy link (no type): the new address still has to be verified with a plain link.
-        verification.queue_verification_mail(ctx, email=user.email, user_id=user.pk,
+        verification.queue_verification_mail(ctx, email=users.email_of(user), user_id=user.pk,
                                              callback_url=callback_url)
-    return {"status": True, "user": wire.user(user)}
+    return {"status": True, "user": users.to_wire(user)}
 
 
 def _move_address(user, new_email, verified):
-    User = get_user_model()
-    if User.objects.filter(email=new_email).exclude(pk=user.pk).exists():
+    if users.email_taken(new_email, exclude=user):
         raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL)
-    user.email = new_email
-    user.email_verified = verified
     try:
         with transaction.atomic():
-            user.save(update_fields=["email", "email_verified", "updated_at"])
+            users.update(user, email=new_email, email_verified=verified)
             # Reset links mailed to the old address must not reset the account any more.
             passwords.revoke_reset_tokens(user)
     except IntegrityError:  # taken between the check and the write

@@ -19,11 +19,10 @@ rendered by :func:`failure_location` only (one URL builder, one place that forge
 
 from dataclasses import dataclass, field
 
-from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from authservice import app_settings, cookies, db, links, origins, signals
+from authservice import app_settings, cookies, db, links, origins, signals, users
 from authservice.errors import OAuthCallbackError as E
 from authservice.flows import sessions
 from authservice.models import Account
@@ -160,9 +159,9 @@ def sign_in(ctx, authority, identity, *, remember=True):
 
 def check_may_sign_in(authority, user):
     """The rules for the user about to get a session, whichever way they were found."""
-    if not authority.trusts(user.email):
+    if not authority.trusts(users.email_of(user)):
         raise SignInRefused(E.EMAIL_DOMAIN_NOT_TRUSTED)
-    if authority.require_email_verified and not user.email_verified:
+    if authority.require_email_verified and not users.is_email_verified(user):
         raise SignInRefused(E.EMAIL_NOT_VERIFIED)
     if not user.is_active:
         raise SignInRefused(E.USER_INACTIVE)
@@ -182,7 +181,7 @@ def _user_for(authority, identity):
         return account.user, account, False, False
     if not authority.trusts(identity.email):
         raise SignInRefused(E.EMAIL_DOMAIN_NOT_TRUSTED)
-    user = get_user_model().objects.filter(email__iexact=identity.email).first()
+    user = users.find_by_email(identity.email)
     if user is not None:
         if not may_link(authority, user, identity):
             raise SignInRefused(E.ACCOUNT_NOT_LINKED)
@@ -203,7 +202,7 @@ def may_link(authority, user, identity):
     """
     if app_settings.account_linking.as_dict().get("disable_implicit_linking"):
         return False
-    if authority.require_local_email_verified and not user.email_verified:
+    if authority.require_local_email_verified and not users.is_email_verified(user):
         return False
     return may_attach(authority, identity)
 
@@ -216,9 +215,9 @@ def may_attach(authority, identity):
 
 
 def mark_verified(user, identity):
-    if identity.email_verified and not user.email_verified and identity.email == user.email.lower():
-        user.email_verified = True
-        user.save(update_fields=["email_verified", "updated_at"])
+    if (identity.email_verified and identity.email == users.email_of(user).lower()
+            and not users.is_email_verified(user)):
+        users.update(user, email_verified=True)
 
 
 # --- rows --------------------------------------------------------------------------------------------
@@ -254,12 +253,10 @@ def create_user(authority, identity):
     # A provider's picture that is not an http(s) URL (``javascript:``, ``data:``) is dropped, not an
     # error: the user did not choose it, and every client renders it (I4).
     image = identity.image if origins.is_http_url(identity.image) else None
-    user = get_user_model()(email=identity.email, name=identity.name or "", image=image,
-                            email_verified=bool(identity.email_verified))
-    user.set_unusable_password()
     try:
         with transaction.atomic():
-            user.save(force_insert=True)
+            user = users.create(email=identity.email, name=identity.name or "", image=image,
+                                email_verified=bool(identity.email_verified))
             account = Account.objects.create(user=user, **_account_fields(authority, identity))
     except IntegrityError:  # the same e-mail or account created concurrently
         raise SignInRefused(E.UNABLE_TO_CREATE_USER) from None

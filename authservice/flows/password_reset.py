@@ -23,12 +23,11 @@ from datetime import datetime
 from datetime import timezone as dt_timezone
 from urllib.parse import urljoin
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.db import transaction
 from django.utils import timezone
 
-from authservice import app_settings, links, signals, tasks, tokens
+from authservice import app_settings, links, signals, tasks, tokens, users
 from authservice.adapter import get_adapter
 from authservice.cookies import encode_component
 from authservice.errors import APIError, codes
@@ -71,10 +70,10 @@ def deliver(*, email, base, callback_url, requested_at):
     queue that waited does not lengthen it; a request that expired in the queue, or that an account
     change overtook, mails nothing.
     """
-    user = get_user_model().objects.filter(email=email, is_active=True).first()
-    if user is None:
+    user = users.find_by_email(email)
+    if user is None or not user.is_active:
         return
-    if user.updated_at.timestamp() > requested_at:
+    if users.updated_at_of(user).timestamp() > requested_at:
         # The account changed after the request, a new password perhaps: a link made now would
         # outlive the change that ends every reset link. Asking again mails a fresh one.
         return
@@ -86,8 +85,9 @@ def deliver(*, email, base, callback_url, requested_at):
         identifier=_identifier(token), value=str(user.pk),
         expires_at=datetime.fromtimestamp(expires_at, tz=dt_timezone.utc),
     )
-    get_adapter().send_mail("reset-password", user.email, {
-        "user": user, "email": user.email, "token": token,
+    address = users.email_of(user)
+    get_adapter().send_mail("reset-password", address, {
+        "user": user, "email": address, "token": token,
         "url": reset_url(base, token, callback_url),
     })
 
@@ -121,7 +121,7 @@ def reset(ctx, token, new_password):
         raise APIError(400, codes.INVALID_TOKEN)
     passwords.check_length(new_password)
     user_id = _consume(token)
-    user = get_user_model().objects.filter(pk=user_id).first()
+    user = users.find_by_pk(user_id)
     if user is None:
         raise APIError(400, codes.USER_NOT_FOUND)
     hashed = make_password(new_password)
@@ -130,7 +130,7 @@ def reset(ctx, token, new_password):
         passwords.store_password(user, hashed)
     # An unverified account's sessions may be a pre-hijacker's: this reset is the first proof of
     # the mailbox, so they all end whatever the setting says (I1).
-    if app_settings.email_and_password.revoke_sessions_on_password_reset or not user.email_verified:
+    if app_settings.email_and_password.revoke_sessions_on_password_reset or not users.is_email_verified(user):
         sessions.revoke(user)
     signals.password_reset.send(sender=type(user), user=user)
     return {"status": True}

@@ -3,7 +3,7 @@
 from django.contrib.auth.hashers import make_password
 from django.db import transaction
 
-from authservice import app_settings, signals
+from authservice import app_settings, hashers, signals, users
 from authservice.cookies import DONT_REMEMBER
 from authservice.errors import APIError, codes
 from authservice.flows import sessions
@@ -34,9 +34,22 @@ def burn_hash(password):
 
 # --- the credential: stored, changed, verified (core.md §4.11, §4.12, §4.18) -------------------
 def has_credential(user):
-    """A usable password and the credential account that better-auth keeps it on."""
-    return user.has_usable_password() and Account.objects.filter(
-        user=user, provider_id=Account.CREDENTIAL).exists()
+    """A usable password and the credential account that better-auth keeps it on.
+
+    A project's own user model (not an AbstractAuthUser) has passwords that the project sets itself
+    (``createsuperuser``, its forms, users from before authservice): there the usable password is the
+    credential, and its account row is added on the first sign-in (:func:`ensure_credential_account`).
+    """
+    if not user.has_usable_password():
+        return False
+    return Account.objects.filter(user=user, provider_id=Account.CREDENTIAL).exists() or not users.layout().own
+
+
+def ensure_credential_account(user):
+    """After a password sign-in on a project's own model: the account row better-auth lists."""
+    if not users.layout().own:
+        Account.objects.get_or_create(provider_id=Account.CREDENTIAL, account_id=str(user.pk),
+                                      defaults={"user": user})
 
 
 def store_password(user, hashed):
@@ -45,8 +58,7 @@ def store_password(user, hashed):
     Every reset link still outstanding dies with the old password: one mailed before a reset or a
     change must not set the password again (whoever read that mail may no longer be the owner).
     """
-    user.password = hashed
-    user.save(update_fields=["password", "updated_at"])
+    users.update(user, password=hashed)
     Account.objects.get_or_create(provider_id=Account.CREDENTIAL, account_id=user.pk,
                                   defaults={"user": user})
     revoke_reset_tokens(user)
@@ -66,7 +78,7 @@ def verify(user, password):
     if not has_credential(user):
         burn_hash(password)
         raise APIError(400, codes.INVALID_PASSWORD)
-    if not user.check_password(password):
+    if not hashers.check_password(user, password):
         raise APIError(400, codes.INVALID_PASSWORD)
 
 
@@ -76,7 +88,7 @@ def change(ctx, found, *, current_password, new_password, revoke_other_sessions=
     check_length(new_password)
     if not has_credential(user):
         raise APIError(400, codes.CREDENTIAL_ACCOUNT_NOT_FOUND)
-    if not user.check_password(current_password):
+    if not hashers.check_password(user, current_password):
         raise APIError(400, codes.INVALID_PASSWORD)
     hashed = make_password(new_password)
     with transaction.atomic():

@@ -12,10 +12,9 @@ import logging
 import time
 from datetime import timedelta
 
-from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from authservice import app_settings, links, origins, signals, tokens, wire
+from authservice import app_settings, links, origins, signals, tokens, users
 from authservice.cookies import STATE, signed_value
 from authservice.errors import APIError, OAuthCallbackError as E, codes
 from authservice.flows import external_identity
@@ -273,7 +272,7 @@ def link_from_callback(provider, profile, oauth_tokens, link):
             setattr(existing, key, value)
         existing.save()
         return existing
-    user = get_user_model().objects.filter(pk=link.get("userId")).first()
+    user = users.find_by_pk(link.get("userId"))
     if user is None:
         raise SignInFailure(E.UNABLE_TO_LINK_ACCOUNT)
     try:
@@ -313,7 +312,7 @@ def sign_in_with_id_token(ctx, provider, id_token, request_sign_up=False):
         if refused.reason == E.EMAIL_NOT_VERIFIED:
             raise APIError(403, codes.EMAIL_NOT_VERIFIED) from None
         raise APIError(401, codes.OAUTH_LINK_ERROR, refused.reason) from None
-    return {"redirect": False, "token": session.token, "user": wire.user(user)}
+    return {"redirect": False, "token": session.token, "user": users.to_wire(user)}
 
 
 def link_id_token(ctx, provider, id_token, user):
@@ -328,7 +327,7 @@ def link_id_token(ctx, provider, id_token, user):
     authority, identity = SocialAuthority(provider), identity_of(profile, oauth_tokens)
     if not external_identity.may_attach(authority, identity):
         raise APIError(401, codes.LINKING_NOT_ALLOWED)
-    if profile.email != user.email.lower() and not linking.allow_different_emails:
+    if profile.email != users.email_of(user).lower() and not linking.allow_different_emails:
         raise APIError(401, codes.LINKING_DIFFERENT_EMAILS_NOT_ALLOWED)
     try:
         account = external_identity.create_account(authority, user, identity)

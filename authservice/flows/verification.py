@@ -13,11 +13,10 @@ link (which updates the account) kills its siblings and itself: change links are
 
 import time
 
-from django.contrib.auth import get_user_model
 from django.core import signing
 from django.utils.crypto import constant_time_compare, salted_hmac
 
-from authservice import app_settings, links, tasks
+from authservice import app_settings, links, tasks, users
 from authservice.adapter import get_adapter
 from authservice.cookies import encode_component
 from authservice.errors import APIError, codes
@@ -32,8 +31,9 @@ def account_stamp(user):
 
     Not the password hash itself: the token's payload is signed, not encrypted.
     """
-    updated = user.updated_at.isoformat() if user.updated_at else ""
-    state = f"{user.pk}|{user.password}|{bool(user.email_verified)}|{updated}"
+    updated_at = users.updated_at_of(user)
+    updated = updated_at.isoformat() if updated_at else ""
+    state = f"{user.pk}|{user.password}|{users.is_email_verified(user)}|{updated}"
     return salted_hmac(SALT + ".stamp", state, secret=app_settings.secret(), algorithm="sha256").hexdigest()[:32]
 
 
@@ -48,7 +48,7 @@ def make_token(email, update_to=None, request_type=None, expires_in=None, user=N
     """
     email = email.lower()
     if user is None:
-        user = get_user_model().objects.filter(email=email).first()
+        user = users.find_by_email(email)
     payload = {"email": email, "exp": int(time.time()) + (
         expires_in or app_settings.email_verification.expires_in)}
     if user is not None:
@@ -97,18 +97,16 @@ def queue_verification_mail(ctx, *, email, user_id=None, callback_url=None, upda
 
 def deliver(*, kind, email, base, callback_url, user_id, update_to, request_type):
     """The task's half: mail only an active account that still has ``email`` (and needs the mail)."""
-    User = get_user_model()
-    accounts = User.objects.filter(pk=user_id) if user_id else User.objects.filter(email=email)
-    user = accounts.first()
-    if user is None or not user.is_active or user.email.lower() != email:
+    user = users.find_by_pk(user_id) if user_id else users.find_by_email(email)
+    if user is None or not user.is_active or users.email_of(user).lower() != email:
         return
-    if kind == "verify-email" and user.email_verified:
+    if kind == "verify-email" and users.is_email_verified(user):
         return
-    if update_to and User.objects.filter(email=update_to).exclude(pk=user.pk).exists():
+    if update_to and users.email_taken(update_to, exclude=user):
         # The new address is taken: the caller got the same answer, nobody gets a link.
         return
-    token = make_token(user.email, update_to, request_type, user=user)
-    to = update_to if (update_to and request_type != "change-email-confirmation") else user.email
+    token = make_token(users.email_of(user), update_to, request_type, user=user)
+    to = update_to if (update_to and request_type != "change-email-confirmation") else users.email_of(user)
     get_adapter().send_mail(kind, to, {
         "user": user, "email": to, "new_email": update_to, "token": token,
         "url": verify_url(base, token, callback_url),

@@ -14,6 +14,9 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('auth', '0012_alter_user_first_name_max_length'),
+        # A project's own user model must exist before the sessions and accounts that refer to it;
+        # for authservice.User itself Django ignores this reference to the app's own first migration.
+        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [

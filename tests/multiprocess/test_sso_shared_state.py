@@ -54,10 +54,10 @@ _CREATE_PROVIDERS = """
 import json, sys
 import django
 django.setup()
-from django.contrib.auth import get_user_model
+from authservice import users
 from sso.models import SsoProvider
 spec = json.loads(sys.argv[1])
-owner = get_user_model().objects.create_user(email=spec["owner"], name="Owner", email_verified=True)
+owner = users.create(email=spec["owner"], name="Owner", email_verified=True)
 for row in spec["providers"]:
     SsoProvider.objects.create(user=owner, domain_verified=True, **row)
 """

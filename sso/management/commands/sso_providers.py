@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
+from authservice import users
 from sso import domains
 from sso.models import SsoProvider
 
@@ -17,7 +18,7 @@ class Command(BaseCommand):
             else:
                 state = "pending" if domains.pending_token(provider) else "no"
             rows.append((provider.provider_id, provider.type, provider.domain, state,
-                         provider.organization_id or "-", provider.user.email))
+                         provider.organization_id or "-", users.email_of(provider.user)))
         widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
         for row in rows:
             self.stdout.write("  ".join(str(value).ljust(width) for value, width in zip(row, widths)).rstrip())
