@@ -21,7 +21,7 @@ class DefaultAdapter:
 
         mail.send(kind, to, context)
 
-    def populate_username(self, user):
+    def populate_username(self, user: Any) -> None:
         """Give a new ``user`` its username, for models whose ``USERNAME_FIELD`` is not the e-mail
         (``auth.User``): the e-mail when it fits and no one has it, else a unique variant of its
         local part. Override to name users another way; the value must be unique."""
