@@ -87,6 +87,28 @@ COMPONENTS = {
 }
 
 
+# better-auth's additional field types as JSON Schemas (AUTHSERVICE["user"]["additional_fields"]).
+ADDITIONAL_FIELD_SCHEMAS = {
+    "string": STRING, "number": {"type": "number"}, "boolean": BOOLEAN, "date": DATE,
+    "string[]": {"type": "array", "items": STRING}, "number[]": {"type": "array", "items": {"type": "number"}},
+}
+
+
+def schemas():
+    """The components' schemas, the User with the project's returned additional fields."""
+    from authservice import additional_fields  # noqa: PLC0415 - it imports inputs, which imports this app
+
+    returned = [field for field in additional_fields.declared() if field.returned]
+    if not returned:
+        return COMPONENTS
+    user = {**COMPONENTS["User"], "properties": dict(COMPONENTS["User"]["properties"])}
+    for field in returned:
+        schema = dict(ADDITIONAL_FIELD_SCHEMAS[field.type])
+        user["properties"][field.key] = {**schema, "type": [schema["type"], "null"],
+                                         "description": "Additional user field"}
+    return {**COMPONENTS, "User": user}
+
+
 class Success(NamedTuple):
     """What a successful call answers: a JSON body (schema), an HTML page, a 302, or a mix."""
 
@@ -204,6 +226,10 @@ def field_schema(field):
         schema = {"type": "number"}
     elif isinstance(field, inputs.StringList):
         schema = {"type": "array", "items": {"type": "string"}}
+    elif isinstance(field, inputs.NumberList):
+        schema = {"type": "array", "items": {"type": "number"}}
+    elif isinstance(field, inputs.DateTime):
+        schema = dict(DATE)
     elif isinstance(field, inputs.Record):
         schema = {"type": "object"}
         if field.values == "string":
@@ -235,6 +261,8 @@ def input_schema(input_class):
     """An ``Input`` class as an object schema. Unknown keys are ignored by the server, so allowed here."""
     properties, required = {}, []
     for name, field in input_fields(input_class):
+        if getattr(field, "undocumented", False):  # accepted, but not for clients to send
+            continue
         properties[name] = field_schema(field)
         if field.required:
             required.append(name)
@@ -378,7 +406,7 @@ def build(server_url=None, endpoints=None):
         "tags": [{"name": tag} for tag in tags],
         "paths": paths,
         "components": {
-            "schemas": COMPONENTS,
+            "schemas": schemas(),
             "responses": {
                 "Error": {
                     "description": "Error: {message, code, status} (core.md §1.4)",
