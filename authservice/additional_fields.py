@@ -30,6 +30,12 @@ from authservice.api import inputs
 from authservice.errors import APIError, codes
 
 TYPES = ("string", "number", "boolean", "date", "string[]", "number[]")
+# Each type's JSON Schema, for the API document.
+SCHEMAS = {
+    "string": {"type": "string"}, "number": {"type": "number"}, "boolean": {"type": "boolean"},
+    "date": {"type": "string", "format": "date-time"}, "string[]": {"type": "array", "items": {"type": "string"}},
+    "number[]": {"type": "array", "items": {"type": "number"}},
+}
 OPTIONS = ("type", "required", "default_value", "input", "returned", "field_name")
 # Keys of better-auth's own user record and of the sign-up body: a field may not shadow them.
 RESERVED_KEYS = frozenset({"id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt",
@@ -218,3 +224,10 @@ def wire_values_of_new(values):
             value = _absent(field)
         found[field.key] = to_wire_value(value)
     return found
+
+
+def schema_properties():
+    """The User schema's properties of the returned fields (null: a user may have none)."""
+    return {field.key: {**SCHEMAS[field.type], "type": [SCHEMAS[field.type]["type"], "null"],
+                        "description": "Additional user field"}
+            for field in declared() if field.returned}

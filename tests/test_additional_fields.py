@@ -122,7 +122,8 @@ def test_an_input_false_field_set_by_the_client_is_not_allowed(api, declare):
     declare({"role": {"type": "string", "input": False}})
     response = sign_up(api, role="admin")
     assert response.status_code == 400
-    assert error_of(response) == {"code": "FIELD_NOT_ALLOWED", "status": 400, "message": "role is not allowed to be set"}
+    assert error_of(response) == {"code": "FIELD_NOT_ALLOWED", "status": 400,
+                                  "message": "role is not allowed to be set"}
 
 
 def test_an_input_false_field_with_a_default_takes_the_default_whatever_the_client_sends(api, declare):

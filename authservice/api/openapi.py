@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from rest_framework import serializers
 
-from authservice import app_settings, cookies
+from authservice import additional_fields, app_settings, cookies
 from authservice.api import inputs
 from authservice.api.registry import registry
 
@@ -87,26 +87,13 @@ COMPONENTS = {
 }
 
 
-# better-auth's additional field types as JSON Schemas (AUTHSERVICE["user"]["additional_fields"]).
-ADDITIONAL_FIELD_SCHEMAS = {
-    "string": STRING, "number": {"type": "number"}, "boolean": BOOLEAN, "date": DATE,
-    "string[]": {"type": "array", "items": STRING}, "number[]": {"type": "array", "items": {"type": "number"}},
-}
-
-
 def schemas():
     """The components' schemas, the User with the project's returned additional fields."""
-    from authservice import additional_fields  # noqa: PLC0415 - it imports inputs, which imports this app
-
-    returned = [field for field in additional_fields.declared() if field.returned]
-    if not returned:
+    extra = additional_fields.schema_properties()
+    if not extra:
         return COMPONENTS
-    user = {**COMPONENTS["User"], "properties": dict(COMPONENTS["User"]["properties"])}
-    for field in returned:
-        schema = dict(ADDITIONAL_FIELD_SCHEMAS[field.type])
-        user["properties"][field.key] = {**schema, "type": [schema["type"], "null"],
-                                         "description": "Additional user field"}
-    return {**COMPONENTS, "User": user}
+    user = COMPONENTS["User"]
+    return {**COMPONENTS, "User": {**user, "properties": {**user["properties"], **extra}}}
 
 
 class Success(NamedTuple):
