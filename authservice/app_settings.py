@@ -22,7 +22,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 from authservice.conf import NamespacedSettings
-from authservice.setting_shapes import BasePath, Origin, RateRules, SocialProviders
+from authservice.setting_shapes import AdditionalFields, BasePath, Origin, RateRules, SocialProviders
 from authservice.setting_types import URL, Bool, Choice, CookieName, DictOf, DottedPath, Int, ListOf, Optional, Str
 
 DEFAULTS: dict[str, Any]
@@ -163,6 +163,16 @@ DEFAULTS = {
         # of a sign-in's body is accepted too, as better-auth does.
         "require_signature": False,
     },
+    "user": {
+        # better-auth's user.additionalFields: {"favoriteColor": {"type": "string"}, ...}, keyed by the
+        # wire (camelCase) name. Options: "type" (string, number, boolean, date, string[], number[]),
+        # "required" (sign-up must carry it; default False), "default_value" (a value, or a callable
+        # called per new user, social and SSO sign-ups included), "input" (clients may set it at
+        # sign-up and update-user; default True), "returned" (answers show it; default True),
+        # "field_name" (the user model's field; default the key in snake_case). Stored in that model
+        # field when the model has it, else in AuthProfile.data (JSON). See docs/additional-fields.md.
+        "additional_fields": {},
+    },
     # Skip the Origin and callback-URL checks. Never implied by DEBUG or tests [D13].
     "disable_origin_check": False,
 }
@@ -190,11 +200,12 @@ TYPES = {
     "error_url": Optional(URL(relative=True)),
     "adapter": DottedPath("a dotted path to an adapter class", of_class=True, path_only=True),
     "social_providers": SocialProviders(),
+    "user.additional_fields": AdditionalFields(),
 }
 
 # Dicts whose keys are chosen by the user (ids, paths), returned as plain dicts.
 _settings = NamespacedSettings(
-    "AUTHSERVICE", DEFAULTS, raw_dicts={"cookie_names", "custom_rules", "social_providers"}
+    "AUTHSERVICE", DEFAULTS, raw_dicts={"cookie_names", "custom_rules", "social_providers", "additional_fields"}
 )
 unknown_keys = _settings.unknown_keys
 namespace = _settings  # for the system checks and the settings reference

@@ -8,7 +8,7 @@ reference (docs/reference/settings.md) lists them per key.
 from django.conf import settings
 from django.core.checks import Error, Warning, register
 
-from authservice import app_settings, cookies, origins
+from authservice import additional_field_checks, app_settings, cookies, origins
 from authservice.setting_types import check_settings as check_values
 
 SETTING_CHECK_IDS = {
@@ -21,6 +21,7 @@ SETTING_CHECK_IDS = {
     "cookie_name": "authservice.E009",  # a cookie name a browser would not keep as written
     "rate_rule": "authservice.E010",  # a rate_limit.custom_rules entry of the wrong shape
     "social_provider": "authservice.E011",  # a social provider entry the registry cannot build
+    "additional_field": "authservice.E013",  # a user.additional_fields declaration of the wrong shape
     "base_path": "authservice.E002",
     "check_failed": "authservice.E019",  # a value so odd that its check itself failed
     "origin_path": "authservice.W006",  # a trusted origin with a path, which is ignored
@@ -36,6 +37,7 @@ COMBINATION_CHECK_IDS = {
     "secret": ("authservice.W009",),
     "rate_limit.custom_rules": ("authservice.W010",),
     "cookie_attributes.same_site": ("authservice.W011",),
+    "user.additional_fields": ("authservice.E014",),
 }
 
 MIDDLEWARE_PATH = "authservice.middleware.AuthSessionMiddleware"
@@ -59,6 +61,7 @@ def check_setting_values():
     problems += check_values(app_settings.namespace, app_settings.TYPES, SETTING_CHECK_IDS)
     if not any(problem.is_serious() for problem in problems):
         problems += _combinations()  # read through app_settings: only once every value has its type
+        problems += additional_field_checks.check_model_fields()
     return problems
 
 

@@ -97,6 +97,8 @@ class AuthProfile(models.Model):
     image = models.TextField(blank=True, null=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    # AUTHSERVICE["user"]["additional_fields"] the user model has no field for, by field_name.
+    data = models.JSONField(default=dict, blank=True)
 
     class Meta:
         verbose_name = "authentication profile"

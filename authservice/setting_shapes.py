@@ -1,6 +1,9 @@
 """The shapes of authservice's compound settings: trusted origins, the base path, rate-limit rules and
 social providers, in the vocabulary of :mod:`authservice.setting_types`."""
 
+import datetime
+import re
+
 from authservice.setting_types import URL, Bool, DottedPath, Int, ListOf, Str, Type, short
 
 
@@ -129,3 +132,83 @@ class SocialProviders(Type):
             if "scopes" in entry:
                 found += ListOf(Str()).problems(entry["scopes"], f"{at}['scopes']")
         return found
+
+
+class AdditionalFields(Type):
+    """``{"favoriteColor": {"type": "string", "required": False, ...}}`` (authservice.additional_fields)."""
+
+    kind = "additional_field"
+    emits = ("additional_field",)
+    label = 'a dict {wire name: {"type": "string", "required": ..., "default_value": ..., ...}}'
+
+    def problems(self, value, name):
+        from authservice import additional_fields  # noqa: PLC0415 - it reads app_settings
+
+        if not isinstance(value, dict):
+            return [self.wrong_type(value, name)]
+        found = []
+        for key, declaration in value.items():
+            at = f"{name}[{key!r}]"
+            if not isinstance(key, str) or not _IDENTIFIER.match(key):
+                found.append(self.problem(at, "is not a field name", "Use letters, digits and '_' "
+                                          "(better-auth's camelCase, e.g. 'favoriteColor')."))
+                continue
+            if key in additional_fields.RESERVED_KEYS:
+                found.append(self.problem(at, "shadows a field better-auth itself sends or reads",
+                                          "Choose another name; name, image and e-mail are handled already."))
+                continue
+            if not isinstance(declaration, dict):
+                found.append(self.wrong_type(declaration, at, 'Give a dict such as {"type": "string"}.'))
+                continue
+            found += self._declaration(declaration, at, additional_fields)
+        return found
+
+    def _declaration(self, declaration, at, additional_fields):
+        found = []
+        unknown = [option for option in declaration if option not in additional_fields.OPTIONS]
+        if unknown:
+            found.append(self.problem(at, f"has unknown options: {', '.join(map(repr, unknown))}",
+                                      f"Options are {', '.join(additional_fields.OPTIONS)} (snake_case: "
+                                      "default_value, field_name)."))
+        kind = declaration.get("type")
+        if kind not in additional_fields.TYPES:
+            found.append(self.problem(f"{at}['type']", f"must be one of {', '.join(additional_fields.TYPES)}, "
+                                      f"not {short(kind)}", "better-auth's field types, e.g. 'string'."))
+        for option in ("required", "input", "returned"):
+            if option in declaration:
+                found += Bool().problems(declaration[option], f"{at}[{option!r}]")
+        field_name = declaration.get("field_name")
+        if field_name is not None and not (isinstance(field_name, str) and _IDENTIFIER.match(field_name)):
+            found.append(self.problem(f"{at}['field_name']", f"is not a model field name: {short(field_name)}",
+                                      "Give the name of the user model's field (snake_case)."))
+        default = declaration.get("default_value")
+        if default is not None and not callable(default) and kind in additional_fields.TYPES \
+                and not _holds(kind, default):
+            found.append(self.problem(f"{at}['default_value']", f"is not a {kind}: {short(default)}",
+                                      "Give a value of the declared type, or a callable returning one."))
+        if declaration.get("required") is True and declaration.get("input") is False \
+                and "default_value" not in declaration:
+            found.append(self.problem(at, "is required but clients may not set it, and has no default: "
+                                      "every sign-up would fail", "Give it a default_value, or drop "
+                                      "required or input: False."))
+        return found
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _holds(kind, value):
+    def number(item):
+        return isinstance(item, (int, float)) and not isinstance(item, bool)
+
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "number":
+        return number(value)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "date":
+        return isinstance(value, datetime.datetime)
+    if kind == "string[]":
+        return isinstance(value, list) and all(isinstance(item, str) for item in value)
+    return isinstance(value, list) and all(number(item) for item in value)

@@ -27,7 +27,7 @@ from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from authservice import wire
+from authservice import additional_fields, wire
 
 # better-auth's names of what a flow may change through :func:`update`.
 CHANGEABLE = ("name", "image", "email", "email_verified")
@@ -153,7 +153,7 @@ def to_wire(user):
     """better-auth's user object for ``user`` (core.md §6.1). Extend it here, not in the callers."""
     if _layout_of(user).own:
         # Every field on the row: get-session's path reads attributes only, as before.
-        return {
+        record = {
             "id": str(user.pk),
             "name": user.name,
             "email": user.email,
@@ -162,20 +162,25 @@ def to_wire(user):
             "createdAt": wire.iso(user.created_at),
             "updatedAt": wire.iso(user.updated_at),
         }
-    return {
-        "id": str(user.pk),
-        "name": name_of(user),
-        "email": email_of(user),
-        "emailVerified": is_email_verified(user),
-        "image": image_of(user),
-        "createdAt": wire.iso(created_at_of(user)),
-        "updatedAt": wire.iso(updated_at_of(user)),
-    }
+    else:
+        record = {
+            "id": str(user.pk),
+            "name": name_of(user),
+            "email": email_of(user),
+            "emailVerified": is_email_verified(user),
+            "image": image_of(user),
+            "createdAt": wire.iso(created_at_of(user)),
+            "updatedAt": wire.iso(updated_at_of(user)),
+        }
+    if additional_fields.declared():
+        # The profile is read only when a returned field lives there.
+        record.update(additional_fields.wire_values(user, lambda: profile_of(user).data))
+    return record
 
 
 def with_users(queryset, path):
     """``queryset.select_related(path)``, with the users' profiles too where :func:`to_wire` reads them."""
-    if layout().needs_profile:
+    if layout().needs_profile or additional_fields.any_in_profile():
         return queryset.select_related(path, f"{path}__auth_profile")
     return queryset.select_related(path)
 
@@ -268,11 +273,21 @@ def _assign(user, changes):
     return model_fields, profile_fields
 
 
-def update(user, **changes):
-    """Change ``changes`` (keys of :data:`CHANGEABLE`, or model fields such as ``password``) and touch
-    ``updatedAt``. For our own model this is one ``save(update_fields=[..., "updated_at"])``, as before."""
+def update(user, additional=None, **changes):
+    """Change ``changes`` (keys of :data:`CHANGEABLE`, or model fields such as ``password``) and
+    ``additional`` (declared additional fields by wire name), and touch ``updatedAt``. For our own
+    model this is one ``save(update_fields=[..., "updated_at"])``, as before."""
     where = _layout_of(user)
     model_fields, profile_fields = _assign(user, changes)
+    if additional:
+        in_model, in_profile = additional_fields.split(additional)
+        for name, value in in_model.items():
+            setattr(user, name, value)
+            model_fields.append(name)
+        if in_profile:
+            profile = profile_of(user)
+            profile.data = {**profile.data, **in_profile}
+            profile_fields.append("data")
     if where.updated:
         model_fields.append(where.updated)
     with transaction.atomic(savepoint=False):
@@ -286,12 +301,14 @@ def update(user, **changes):
             profile_of(user).save(update_fields=profile_fields)
 
 
-def create(*, email, name="", image=None, email_verified=False, password=None, password_hash=None, **extra):
+def create(*, email, name="", image=None, email_verified=False, password=None, password_hash=None,
+           additional=None, **extra):
     """Create and save a user (with its profile where the model needs one).
 
     ``password`` is hashed here; ``password_hash`` is one hashed already (sign-up hashes before it
     looks the address up). Without either the user has no usable password. A user with a password
-    gets the credential account better-auth keeps it on. ``extra`` are model fields (``is_active``).
+    gets the credential account better-auth keeps it on. ``additional`` are declared additional
+    fields by wire name; the others get their defaults. ``extra`` are model fields (``is_active``).
     Raises IntegrityError when the address (or the username) is taken; callers decide the answer.
     """
     from authservice.adapter import get_adapter
@@ -302,7 +319,11 @@ def create(*, email, name="", image=None, email_verified=False, password=None, p
     now = timezone.now()
     if where.created and where.created != "date_joined" and where.created not in extra:
         setattr(user, where.created, now)
-    profile = AuthProfile(user=user, created_at=now, updated_at=now) if where.needs_profile else None
+    in_model, in_profile = additional_fields.split(additional_fields.with_defaults(additional or {}))
+    for field_name, value in in_model.items():
+        setattr(user, field_name, value)
+    profile = AuthProfile(user=user, created_at=now, updated_at=now, data=in_profile) \
+        if where.needs_profile or in_profile else None
     if profile is not None:
         user.auth_profile = profile
     _assign_new(user, where, name=name or "", image=image, email_verified=bool(email_verified))

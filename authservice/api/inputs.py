@@ -7,7 +7,9 @@ False, ``1`` becomes ``"1"``); these fields never do, because better-auth does n
 
 import functools
 import re
+from datetime import timezone as dt_timezone
 
+from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 from rest_framework.fields import empty
 
@@ -34,6 +36,15 @@ def js_type(value):
     if isinstance(value, list):
         return "array"
     return "object"
+
+
+def js_truthy(value):
+    """JavaScript's truthiness, which better-auth applies to some keys: ``[]`` and ``{}`` are true."""
+    if value is None or value is False or value == "":
+        return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value != 0
+    return True
 
 
 def is_email(value):
@@ -127,6 +138,24 @@ class Number(_Strict):
         return data
 
 
+class DateTime(_Strict):
+    """A date as JSON carries one (what ``JSON.stringify(new Date())`` gives): an ISO 8601 string.
+    A time without a zone is UTC; the value is an aware datetime."""
+
+    expected = "date"
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.wrong_type(data)
+        try:
+            value = parse_datetime(data.strip())
+        except ValueError:
+            value = None
+        if value is None:
+            raise serializers.ValidationError("Invalid input: expected date, received Invalid Date")
+        return value if value.tzinfo else value.replace(tzinfo=dt_timezone.utc)
+
+
 class Flag(_Strict):
     """A query flag: true for any non-empty value, ``"false"`` included (core.md §1.2)."""
 
@@ -152,6 +181,20 @@ class StringList(_Strict):
             if not isinstance(item, str) or not _no_nul(item):
                 raise serializers.ValidationError(
                     {str(index): f"Invalid input: expected string, received {js_type(item)}"}
+                )
+        return data
+
+
+class NumberList(_Strict):
+    expected = "array"
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list):
+            self.wrong_type(data)
+        for index, item in enumerate(data):
+            if isinstance(item, bool) or not isinstance(item, (int, float)):
+                raise serializers.ValidationError(
+                    {str(index): f"Invalid input: expected number, received {js_type(item)}"}
                 )
         return data
 

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from rest_framework import serializers
 
-from authservice import app_settings, cookies
+from authservice import additional_fields, app_settings, cookies
 from authservice.api import inputs
 from authservice.api.registry import registry
 
@@ -85,6 +85,15 @@ COMPONENTS = {
         scopes={"type": "array", "items": STRING}, createdAt=DATE, updatedAt=DATE,
     ),
 }
+
+
+def schemas():
+    """The components' schemas, the User with the project's returned additional fields."""
+    extra = additional_fields.schema_properties()
+    if not extra:
+        return COMPONENTS
+    user = COMPONENTS["User"]
+    return {**COMPONENTS, "User": {**user, "properties": {**user["properties"], **extra}}}
 
 
 class Success(NamedTuple):
@@ -204,6 +213,10 @@ def field_schema(field):
         schema = {"type": "number"}
     elif isinstance(field, inputs.StringList):
         schema = {"type": "array", "items": {"type": "string"}}
+    elif isinstance(field, inputs.NumberList):
+        schema = {"type": "array", "items": {"type": "number"}}
+    elif isinstance(field, inputs.DateTime):
+        schema = dict(DATE)
     elif isinstance(field, inputs.Record):
         schema = {"type": "object"}
         if field.values == "string":
@@ -235,6 +248,8 @@ def input_schema(input_class):
     """An ``Input`` class as an object schema. Unknown keys are ignored by the server, so allowed here."""
     properties, required = {}, []
     for name, field in input_fields(input_class):
+        if getattr(field, "undocumented", False):  # accepted, but not for clients to send
+            continue
         properties[name] = field_schema(field)
         if field.required:
             required.append(name)
@@ -378,7 +393,7 @@ def build(server_url=None, endpoints=None):
         "tags": [{"name": tag} for tag in tags],
         "paths": paths,
         "components": {
-            "schemas": COMPONENTS,
+            "schemas": schemas(),
             "responses": {
                 "Error": {
                     "description": "Error: {message, code, status} (core.md §1.4)",

@@ -1,6 +1,6 @@
 """POST /sign-up/email and POST /sign-in/email."""
 
-from authservice import wire
+from authservice import additional_fields, wire
 from authservice.api import inputs
 from authservice.api.registry import endpoint
 from authservice.flows import email_password
@@ -14,6 +14,9 @@ class SignUpEmailInput(inputs.Input):
     callbackURL = inputs.String(required=False)
     rememberMe = inputs.Boolean(required=False)
 
+    def get_fields(self):
+        return {**super().get_fields(), **additional_fields.input_fields()}
+
 
 @endpoint("POST", "/sign-up/email", name="sign_up_email", body=SignUpEmailInput, login_csrf=True,
           form=True, no_store=True, summary="Sign up with e-mail and password",
@@ -23,7 +26,7 @@ def sign_up_email(ctx):
     return email_password.sign_up(
         ctx, name=body["name"], email=body["email"], password=body["password"],
         image=body.get("image"), callback_url=body.get("callbackURL"),
-        remember=body.get("rememberMe", True) is not False,
+        remember=body.get("rememberMe", True) is not False, body=body,
     )
 
 

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from authservice import origins
+from authservice import additional_fields, origins
 from authservice.api import inputs
 from authservice.api.context import Redirect
 from authservice.api.registry import endpoint
@@ -25,15 +25,6 @@ def change_email(ctx):
     return {"status": True}
 
 
-def _js_truthy(value):
-    """JavaScript's truthiness, which better-auth applies to ``email``: ``[]`` and ``{}`` are true."""
-    if value is None or value is False or value == "":
-        return False
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value != 0
-    return True
-
-
 class UpdateUserInput(inputs.Input):
     expected_top = "record"  # better-auth's schema is z.record(), so zod names it so
 
@@ -42,14 +33,18 @@ class UpdateUserInput(inputs.Input):
     # Any JSON value: only its presence matters (EMAIL_CAN_NOT_BE_UPDATED).
     email = serializers.JSONField(required=False, allow_null=True)
 
+    def get_fields(self):
+        return {**super().get_fields(), **additional_fields.input_fields()}
+
 
 @endpoint("POST", "/update-user", name="update_user", body=UpdateUserInput, guard="session",
           summary="Update the caller's name or image", response="Status", tags=("user",))
 def update_user(ctx):
-    if _js_truthy(ctx.body.get("email")):
+    if inputs.js_truthy(ctx.body.get("email")):
         raise APIError(400, codes.EMAIL_CAN_NOT_BE_UPDATED)
     changes = {key: ctx.body[key] for key in accounts.PROFILE_FIELDS if key in ctx.body}
-    accounts.update_profile(ctx, sessions.get_session(ctx), changes)
+    additional = additional_fields.parse_input(ctx.body, "update") if additional_fields.declared() else {}
+    accounts.update_profile(ctx, sessions.get_session(ctx), changes, additional)
     return {"status": True}
 
 

@@ -12,12 +12,13 @@ from authservice.models import Account
 PROFILE_FIELDS = ("name", "image")
 
 
-def update_profile(ctx, found, changes):
-    """Apply ``changes`` (a subset of PROFILE_FIELDS) and re-send the session cookie."""
+def update_profile(ctx, found, changes, additional=None):
+    """Apply ``changes`` (a subset of PROFILE_FIELDS) and ``additional`` (declared additional fields,
+    by wire name), and re-send the session cookie."""
     fields = [name for name in PROFILE_FIELDS if name in changes]
-    if not fields:
+    if not fields and not additional:
         raise APIError(400, codes.NO_FIELDS_TO_UPDATE)
-    users.update(found.user, **{name: changes[name] for name in fields})
+    users.update(found.user, additional=additional, **{name: changes[name] for name in fields})
     sessions.set_session_cookie(ctx, found.session)
     return found.user
 

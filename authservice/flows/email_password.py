@@ -4,7 +4,8 @@ from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from authservice import app_settings, django_auth_signals, hashers, signals, tokens, users, wire
+from authservice import (additional_fields, app_settings, django_auth_signals, hashers, signals, user_ids,
+                         users, wire)
 from authservice.api.inputs import is_email
 from authservice.errors import APIError, codes
 from authservice.flows import passwords, sessions, verification
@@ -18,18 +19,22 @@ def _send_on_sign_up():
     return configured
 
 
-def _fake_user(email, name, image):
-    """The made-up user of the no-session sign-up answer: a duplicate looks like a new account."""
+def _fake_user(email, name, image, additional):
+    """The made-up user of the no-session sign-up answer: a duplicate looks like a new account, down
+    to the type of its id and its additional fields."""
     now = timezone.now()
-    return {"id": tokens.generate_id(), "name": name, "email": email, "emailVerified": False,
-            "image": image, "createdAt": wire.iso(now), "updatedAt": wire.iso(now)}
+    return {"id": user_ids.next_user_id(), "name": name, "email": email, "emailVerified": False,
+            "image": image, "createdAt": wire.iso(now), "updatedAt": wire.iso(now),
+            **additional_fields.wire_values_of_new(additional)}
 
 
-def sign_up(ctx, *, name, email, password, image=None, callback_url=None, remember=True):
+def sign_up(ctx, *, name, email, password, image=None, callback_url=None, remember=True, body=None):
+    """``body`` is the validated request body: its declared additional fields are applied."""
     options = app_settings.email_and_password
     if not options.enabled or options.disable_sign_up:
         raise APIError(400, codes.EMAIL_PASSWORD_SIGN_UP_DISABLED)
     passwords.check_length(password)
+    additional = additional_fields.parse_input(body or {}, "create") if additional_fields.declared() else {}
     email = email.lower()
     without_session = not options.auto_sign_in or options.require_email_verification
     # Hash before looking the address up, so both answers take the password hash's time.
@@ -43,14 +48,15 @@ def sign_up(ctx, *, name, email, password, image=None, callback_url=None, rememb
             if users.email_taken(email):
                 if not without_session:
                     raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL)
-                fake = _fake_user(email, name, image)
+                fake = _fake_user(email, name, image, additional)
                 if mails:
                     # For the made-up id, which the task finds no account for: nobody gets mail.
                     verification.queue_verification_mail(ctx, email=email, user_id=fake["id"],
                                                          callback_url=callback_url)
                 return {"token": None, "user": fake}
             # With the credential account better-auth keeps the password on.
-            user = users.create(email=email, name=name, image=image, password_hash=hashed)
+            user = users.create(email=email, name=name, image=image, password_hash=hashed,
+                                additional=additional)
             session = None if without_session else sessions.create_session(
                 ctx, user, remember, announce=False)
             if mails:

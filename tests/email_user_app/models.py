@@ -1,4 +1,6 @@
-"""A project's own minimal user model: a unique e-mail as the username, no name, no dates, no image."""
+"""A project's own minimal user model: a unique e-mail as the username, no name, no dates, no image;
+one field of its own (``favorite_color``), which tests/test_additional_fields.py declares as an
+additional field stored in the model."""
 
 from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
 from django.db import models
@@ -15,6 +17,7 @@ class EmailUserManager(BaseUserManager):
 class EmailUser(AbstractBaseUser):
     email = models.EmailField(unique=True)
     is_active = models.BooleanField(default=True)
+    favorite_color = models.CharField(max_length=40, blank=True, default="")
 
     objects = EmailUserManager()
 

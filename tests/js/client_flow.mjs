@@ -10,6 +10,7 @@
 import { readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { createAuthClient } from "better-auth/client";
+import { CookieJar } from "./cookie_jar.mjs";
 
 const baseURL = process.argv[2];
 if (!baseURL) {
@@ -22,43 +23,6 @@ const { version } = JSON.parse(
 );
 
 class Mismatch extends Error {}
-
-/** One browser's cookies: enough of RFC 6265 for a single host (name, value, expiry). */
-class CookieJar {
-  #cookies = new Map();
-
-  store(response) {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair, ...attributes] = line.split(";");
-      const eq = pair.indexOf("=");
-      if (eq < 1) continue;
-      const name = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1).trim();
-      const expired = attributes.some((attribute) => {
-        const [key, ...rest] = attribute.split("=");
-        const raw = rest.join("=").trim();
-        switch (key.trim().toLowerCase()) {
-          case "max-age":
-            return Number(raw) <= 0;
-          case "expires":
-            return Date.parse(raw) <= Date.now();
-          default:
-            return false;
-        }
-      });
-      if (expired) this.#cookies.delete(name);
-      else this.#cookies.set(name, value);
-    }
-  }
-
-  header() {
-    return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join("; ");
-  }
-
-  has(suffix) {
-    return [...this.#cookies.keys()].some((name) => name.endsWith(suffix));
-  }
-}
 
 // The HTTP status of the latest response, so the summary shows what the server really answered.
 let lastStatus = null;
