@@ -5,11 +5,7 @@ model's field of that name or, without one, in AuthProfile.data. Runs under ever
 model-field tests need tests.settings_email_user (EmailUser.favorite_color) and are skipped elsewhere.
 """
 
-import os
-import subprocess
-import sys
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -20,8 +16,8 @@ from authservice.additional_field_checks import check_model_fields
 from authservice.checks import check_setting_values
 from authservice.models import AuthProfile
 from tests.conftest import PASSWORD, error_of
+from tests.subprocess_pytest import run_pytest
 
-ROOT = Path(__file__).resolve().parent.parent
 COLOR = {"favoriteColor": {"type": "string", "required": False}}
 
 
@@ -323,11 +319,8 @@ def test_a_model_field_that_cannot_hold_the_type_is_E014(configure):
 def test_the_model_field_tests_pass_under_a_model_with_the_field():
     if _model_has_favorite_color():
         pytest.skip("this run is that one")
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ds=tests.settings_email_user",
-         "tests/test_additional_fields.py", "-k", "lives_in_the_model or cannot_hold"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "tests.settings_email_user"},
-        capture_output=True, text=True, timeout=300, check=False)
+    result = run_pytest("tests.settings_email_user", "tests/test_additional_fields.py",
+                        "-k", "lives_in_the_model or cannot_hold")
     assert result.returncode == 0 and "2 passed" in result.stdout, result.stdout[-3000:] + result.stderr[-3000:]
 
 

@@ -8,7 +8,6 @@ under ``tests.settings_auth_user`` and ``tests.settings_email_user`` (a subproce
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from authservice import users, user_checks
 from authservice.adapter import get_adapter
 from authservice.models import AuthProfile
 from tests.conftest import PASSWORD
+from tests.subprocess_pytest import run_pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 uses_profile_name = pytest.mark.skipif(users.layout().name != "profile", reason="the model stores the name itself")
@@ -131,11 +131,7 @@ def test_the_adapter_decides_the_username(make_user, monkeypatch):
 def test_the_mapping_holds_under(settings_module):
     if os.environ.get("DJANGO_SETTINGS_MODULE") == settings_module:
         pytest.skip("this run is that one")
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--ds={settings_module}",
-         "tests/test_user_models.py", "-k", "not holds_under and not adopts"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": settings_module},
-        capture_output=True, text=True, timeout=300)
+    result = run_pytest(settings_module, "tests/test_user_models.py", "-k", "not holds_under and not adopts")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 
 

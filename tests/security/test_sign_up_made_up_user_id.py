@@ -5,16 +5,13 @@ under ``tests.settings_auth_user``.
 """
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 
 from tests.conftest import PASSWORD
+from tests.subprocess_pytest import run_pytest
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db
 
 
@@ -49,9 +46,5 @@ def test_with_integer_keys_the_made_up_id_is_a_plausible_next_id(api, make_user)
 def test_the_id_shapes_match_under_auth_user():
     if os.environ.get("DJANGO_SETTINGS_MODULE") == "tests.settings_auth_user":
         pytest.skip("this run is that one")
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ds=tests.settings_auth_user",
-         __file__, "-k", "not under_auth_user"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "tests.settings_auth_user"},
-        capture_output=True, text=True, timeout=300, check=False)
+    result = run_pytest("tests.settings_auth_user", __file__, "-k", "not under_auth_user")
     assert result.returncode == 0 and "2 passed" in result.stdout, result.stdout[-3000:] + result.stderr[-3000:]
