@@ -93,6 +93,24 @@ def test_a_session_is_refreshed_after_update_age(signed_in):
         session.expires_at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{session.expires_at.microsecond // 1000:03d}Z"
 
 
+def test_a_session_deleted_while_being_refreshed_is_401_failed_to_get_session(signed_in, monkeypatch):
+    from authservice.models import SessionManager
+
+    Session.objects.filter(token=signed_in.token).update(expires_at=timezone.now() + timedelta(days=1))
+    original = SessionManager.with_user
+
+    def with_user(self, token):  # a concurrent sign-out lands between the lookup and the refresh
+        session = original(self, token)
+        Session.objects.filter(pk=session.pk).delete()
+        return session
+
+    monkeypatch.setattr(SessionManager, "with_user", with_user)
+    response = signed_in.api_get("/get-session")
+    assert response.status_code == 401
+    assert error_of(response)["code"] == "FAILED_TO_GET_SESSION"
+    assert set_cookies(response)["auth.session_token"][0] == ""
+
+
 def test_a_session_is_not_refreshed_before_update_age(signed_in):
     before = Session.objects.get(token=signed_in.token).expires_at
     Session.objects.filter(token=signed_in.token).update(
