@@ -48,6 +48,11 @@ def test_get_session_with_a_session_is_never_cached(signed_in):
     assert response["Pragma"] == "no-cache"
 
 
+def test_get_session_varies_on_cookie(signed_in):
+    vary = {value.strip().lower() for value in signed_in.api_get("/get-session")["Vary"].split(",")}
+    assert "cookie" in vary
+
+
 def test_get_session_sets_no_cookie_for_a_young_session(signed_in):
     assert set_cookie_lines(signed_in.api_get("/get-session")) == []
 
