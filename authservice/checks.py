@@ -25,7 +25,7 @@ SETTING_CHECK_IDS = {
     "base_path": "authservice.E002",
     "check_failed": "authservice.E019",  # a value so odd that its check itself failed
     "origin_path": "authservice.W006",  # a trusted origin with a path, which is ignored
-    "origin_everything": "authservice.W007",  # a trusted-origin glob that matches every origin
+    "origin_everything": "authservice.W007",  # a trusted-origin glob that keeps no fixed domain
 }
 
 # Checks of a key against other keys (in _combinations), listed per key in the settings reference.

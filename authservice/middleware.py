@@ -21,6 +21,12 @@ A request without our cookie keeps the user Django's session gave it (an admin s
 ``/admin/``); so does one whose cookie names no live session. An expired session, a revoked one, an
 inactive user and a cookie whose signature does not verify are all no session (``AnonymousUser``).
 A session due for refresh is refreshed, its new cookie written on the response, as get-session does.
+
+Caches: a response that looked the session up depends on the cookie (and, with bearer tokens on, on
+the Authorization header), so it gets ``Vary: Cookie`` (``, Authorization``), as Django's
+``SessionMiddleware`` adds when ``request.session`` is read; without it Django's site-wide cache or a
+shared HTTP cache would serve one user's page to the next visitor. One on which we write a session
+cookie is also ``Cache-Control: private``: no shared cache stores someone's session token.
 """
 
 from collections.abc import Callable
@@ -46,9 +52,12 @@ class AuthSessionMiddleware:
             _signed_out(request)
         response = self.get_response(request)
         ctx = request_session.resolved_context(request)
-        if ctx is not None and ctx.response_cookies:
+        if ctx is None:
+            return response
+        if ctx.response_cookies:
             # A refreshed (or a cleared, dead) session cookie; what the view set itself wins.
             render.apply_cookies(ctx, response, keep_existing=True)
+        render.keep_out_of_shared_caches(ctx, response)
         return response
 
 

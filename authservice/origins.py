@@ -7,9 +7,10 @@ Every URL is parsed here by :func:`parse` alone, so every caller gets the same a
 text (I4): a value that does not parse is malformed input, a 400 :class:`MalformedURL`, never a 500
 and never "trusted by accident". A glob entry (``*.example.com``, ``https://*.example.com``) only ever
 matches an http(s) URL: ``javascript://app.example.com/%0aalert(1)`` has that host, but it is a script.
+A glob's wildcards are better-auth's: ``*`` (any run of characters) and ``?`` (one); every other character,
+``[`` and ``]`` included, is itself, so ``http://[::1]:*`` is any port of the IPv6 loopback, never a class.
 """
 
-import fnmatch
 import functools
 import logging
 import posixpath
@@ -120,6 +121,19 @@ def _entries():
     return tuple(parsed)
 
 
+def glob_body(glob):
+    """The regex for ``glob``: ``*`` any run of characters, ``?`` one, everything else literal.
+
+    project/cors.py translates globs for django-cors-headers with a copy of this (it cannot import
+    authservice before Django is set up); tests/test_cors.py checks that both trust the same origins.
+    """
+    return "".join(".*" if char == "*" else "." if char == "?" else re.escape(char) for char in glob)
+
+
+def _glob_matches(glob, text):
+    return re.fullmatch(glob_body(glob.lower()), text, re.DOTALL) is not None
+
+
 def _matches(entry, entry_parts, parts):
     scheme = parts.scheme.lower()
     if entry_parts is None:  # a glob
@@ -128,8 +142,8 @@ def _matches(entry, entry_parts, parts):
         if scheme not in HTTP_SCHEMES or not parts.hostname:
             return False
         if "://" in entry:
-            return fnmatch.fnmatchcase(_origin(parts), entry.lower())
-        return fnmatch.fnmatchcase(parts.hostname.lower(), entry.lower())
+            return _glob_matches(entry, _origin(parts))
+        return _glob_matches(entry, parts.hostname.lower())
     if entry_parts.scheme.lower() in HTTP_SCHEMES:
         return _origin(parts) == _origin(entry_parts)
     # Custom schemes (myapp://, exp://): scheme, then host, then a path prefix if the entry has one.
@@ -169,7 +183,7 @@ def is_exact_trusted_origin(url):
             # The one glob that names its host exactly: ``http://127.0.0.1:*`` (any port of one
             # host the deployment wrote out, as a local IdP on a random port needs).
             base, _, port = entry.lower().rpartition(":")
-            if port == "*" and "://" in base and not any(char in base for char in "*?["):
+            if port == "*" and "://" in base and not any(char in base for char in "*?"):
                 scheme, _, host = base.partition("://")
                 if scheme == parts.scheme.lower() and host.strip("[]") == (parts.hostname or "").lower():
                     return True

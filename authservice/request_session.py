@@ -2,7 +2,7 @@
 
 Shared by :mod:`authservice.middleware` and :mod:`authservice.drf`, so a request that reaches a DRF
 view through the middleware looks its session up once. The lookup is the endpoints' own
-(:func:`authservice.flows.sessions.get_session`): the signed session cookie or, when enabled, a bearer
+(:func:`authservice.flows.sessions.resolve_session`): the signed session cookie or, when enabled, a bearer
 token; an expired session or an inactive user is no session.
 """
 
@@ -36,9 +36,10 @@ def session_of(request: HttpRequest) -> Any:
 
     A session due for refresh is refreshed as get-session would; the new cookie is written by the
     middleware on the way out (the DRF class alone cannot write it, which is harmless: the client's
-    next get-session does).
+    next get-session does). Never raises: a session signed out concurrently, while being refreshed,
+    is no session here (its cookie cleared); only our endpoints answer that with a 401.
     """
-    return sessions.get_session(context_of(request))
+    return sessions.resolve_session(context_of(request))
 
 
 def carries_token(request: HttpRequest) -> bool:

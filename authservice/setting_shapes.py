@@ -7,6 +7,21 @@ import re
 from authservice.setting_types import URL, Bool, DottedPath, Int, ListOf, Str, Type, short
 
 
+def _keeps_a_fixed_domain(glob):
+    """Whether the host part of a glob ends in a fixed ``.domain`` after its last wildcard:
+    ``*.example.com`` and ``app-?.example.com`` do; ``*``, ``*.*``, ``*example.com`` and ``*a*`` do not."""
+    host = glob.split("://", 1)[-1].split("/", 1)[0]
+    if host.startswith("[") and "]" in host:  # a bracketed IPv6 address keeps its colons
+        host = host[:host.index("]") + 1]
+    else:
+        host = host.rsplit(":", 1)[0]
+    last = max(host.rfind("*"), host.rfind("?"))
+    if last < 0:
+        return True  # the wildcard is in the scheme or the port: the host is written out
+    tail = host[last + 1:]
+    return tail.startswith(".") and any(char.isalnum() for char in tail)
+
+
 class Origin(Type):
     """A trusted-origin entry as :mod:`authservice.origins` reads it: ``https://app.example.com``, a
     custom scheme (``myapp://``), or a glob (``*.example.com``, ``https://*.example.com``)."""
@@ -24,10 +39,10 @@ class Origin(Type):
         if not value.strip() or value != value.strip():
             return [self.problem(name, f"is not an origin: {value!r}", hint)]
         if "*" in value or "?" in value:
-            host = value.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
-            if not host.strip("*?."):
-                return [self.problem(name, f"{value!r} trusts every origin", "List the origins of your own "
-                                     "apps instead; a glob should keep a fixed domain (*.example.com).",
+            if not _keeps_a_fixed_domain(value):
+                return [self.problem(name, f"{value!r} trusts origins outside any one domain (every origin, "
+                                     "or look-alikes such as evilexample.com)", "List the origins of your "
+                                     "own apps instead; a glob should keep a fixed domain (*.example.com).",
                                      kind="origin_everything", warning=True)]
             return []
         if "://" not in value:

@@ -77,7 +77,8 @@ def check_user_model(app_configs=None, **kwargs):
     if not (_has_unique_email(model, field) or username_guards):
         problems.append(checks.Warning(
             f"The e-mail field {label}.{name} is not unique: two users may share an address (concurrent "
-            "sign-ups, existing duplicates), and sign-in by e-mail picks the oldest of them.",
+            "sign-ups, existing duplicates, addresses differing only in case), and every look-up by e-mail "
+            "(sign-in, password reset, verification, social and SSO linking) finds the oldest of them.",
             hint=(f"Make {name} unique (unique=True, or a UniqueConstraint on Lower('{name}')) once existing "
                   "duplicates are merged."),
             obj=model, id="authservice.W020"))

@@ -191,36 +191,44 @@ def _exactly(email):
     return get_user_model()._default_manager.filter(**{layout().email: normalize_email(email)})
 
 
-def _in_any_case(email):
+def _holders(email):
+    """The users holding ``email``, whatever the case each stored it in.
+
+    Our own model stores addresses lower-case, so one exact (indexed) equality finds them. Another model
+    may hold them as typed (``Victim@Example.com``): one case-insensitive match, never an exact match
+    first, which would let a later ``victim@example.com`` row shadow the older owner.
+    """
+    if layout().own:
+        return _exactly(email)
     return get_user_model()._default_manager.filter(**{f"{layout().email}__iexact": (email or "").strip()})
+
+
+def _oldest_first():
+    """Creation time when the model records it, then the primary key: a deterministic "oldest"."""
+    created = layout().created
+    return (created, "pk") if created else ("pk",)
 
 
 def find_by_email(email):
     """The user with ``email`` (any case), or None.
 
-    Our own model stores addresses lower-case, so one exact (indexed) match finds them, as before.
-    Another model may hold addresses as typed: the exact, indexed match on the lower-cased address
-    comes first (every user created here is stored so), a case-insensitive one only when it misses.
+    Where a model lets several users share an address (authservice.W020), the oldest of them owns it,
+    whatever case each stored it in: every flow that finds "the" account by address (sign-in, password
+    reset, verification, social and SSO linking) lands on that one, never on a newer look-alike.
     """
     if not email:
         return None
-    found = _exactly(email).first()
-    if found is not None or layout().own:
-        return found
-    return _in_any_case(email).order_by("pk").first()
+    if layout().own:
+        return _exactly(email).first()  # unique, stored lower-case: the indexed hot path
+    return _holders(email).order_by(*_oldest_first()).first()
 
 
 def email_taken(email, exclude=None):
     """Whether a user other than ``exclude`` has ``email`` (any case)."""
-    exact = _exactly(email)
+    holders = _holders(email)
     if exclude is not None:
-        exact = exact.exclude(pk=exclude.pk)
-    if exact.exists():
-        return True
-    if layout().own:
-        return False
-    others = _in_any_case(email)
-    return (others.exclude(pk=exclude.pk) if exclude is not None else others).exists()
+        holders = holders.exclude(pk=exclude.pk)
+    return holders.exists()
 
 
 def find_by_pk(value):

@@ -10,8 +10,9 @@ cookie-carrying write is still refused by authservice's Origin check unless its 
 rules of ``authservice.origins``:
 
 - ``https://app.example.com`` (a path or trailing slash is dropped): that origin exactly;
-- ``https://*.example.com``: fnmatch over the whole origin, ``http://127.0.0.1:*`` any port of one host;
-- ``*.example.com``: fnmatch over the host, http or https, any port;
+- ``https://*.example.com``: a glob over the whole origin, ``http://127.0.0.1:*`` any port of one host;
+- ``*.example.com``: a glob over the host, http or https, any port;
+- a glob's wildcards are better-auth's, ``*`` and ``?``; ``[``/``]`` are literal (``http://[::1]:*``);
 - letters compare case-insensitively; a glob never matches another scheme than http(s);
 - ``myapp://`` and other custom schemes are for native apps, which send no preflight: left out.
 
@@ -23,7 +24,6 @@ second port: ``https://*.example.com`` matches ``https://app.example.com`` but n
 Plain Python with no Django import: a settings module calls it before Django is set up.
 """
 
-import fnmatch
 import re
 from urllib.parse import urlsplit
 
@@ -38,9 +38,9 @@ def _is_glob(entry):
     return "*" in entry or "?" in entry  # authservice.origins' own test for a glob entry
 
 
-def _fnmatch_body(glob):
-    """fnmatch's regex for ``glob`` without its end anchor (``\\Z``; ``\\z`` from Python 3.14)."""
-    return re.sub(r"\\[Zz]$", "", fnmatch.translate(glob.lower()))
+def _glob_body(glob):
+    """``*`` any run of characters, ``?`` one, everything else literal: authservice.origins.glob_body."""
+    return "".join(".*" if char == "*" else "." if char == "?" else re.escape(char) for char in glob.lower())
 
 
 def exact_origin(entry):
@@ -68,8 +68,8 @@ def glob_regex(entry):
     if "://" in glob:
         if glob.split("://", 1)[0].lower() not in HTTP_SCHEMES:
             return None
-        return rf"(?i)^{shape}(?:{_fnmatch_body(glob)})\Z"
-    return rf"(?i)^{shape}https?://(?:{_fnmatch_body(glob)})(?::[0-9]{{1,5}})?\Z"
+        return rf"(?i)^{shape}(?:{_glob_body(glob)})\Z"
+    return rf"(?i)^{shape}https?://(?:{_glob_body(glob)})(?::[0-9]{{1,5}})?\Z"
 
 
 def allowed_origins(entries):

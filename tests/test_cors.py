@@ -98,12 +98,14 @@ def test_a_glob_origin_allows_no_look_alike(trust, origin):
 
 
 ENTRIES = ["https://*.example.com", "*.example.com", "http://127.0.0.1:*", "https://app-?.example.com",
-           "https://App.Example.com/", "http://127.0.0.1:3000/path", "myapp://", "javascript://*.example.com"]
+           "https://App.Example.com/", "http://127.0.0.1:3000/path", "myapp://", "javascript://*.example.com",
+           "http://[::1]:*"]
 # As browsers serialise an Origin: lower case, no default port.
 ORIGINS = ["https://app.example.com", "http://app.example.com", "https://app.example.com:8443",
            "https://evil-example.com", "https://x.example.com.evil.com",
            "http://127.0.0.1:3000", "http://127.0.0.1", "https://127.0.0.1:3000", "http://127.0.0.2:3000",
-           "https://app-1.example.com", "https://app-12.example.com", "javascript://x.example.com", "myapp://"]
+           "https://app-1.example.com", "https://app-12.example.com", "javascript://x.example.com", "myapp://",
+           "http://[::1]:3000", "http://[::2]:3000", "http://1:3000"]
 
 
 @pytest.mark.parametrize("entry", ENTRIES)

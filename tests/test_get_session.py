@@ -48,6 +48,11 @@ def test_get_session_with_a_session_is_never_cached(signed_in):
     assert response["Pragma"] == "no-cache"
 
 
+def test_get_session_varies_on_cookie(signed_in):
+    vary = {value.strip().lower() for value in signed_in.api_get("/get-session")["Vary"].split(",")}
+    assert "cookie" in vary
+
+
 def test_get_session_sets_no_cookie_for_a_young_session(signed_in):
     assert set_cookie_lines(signed_in.api_get("/get-session")) == []
 
@@ -91,6 +96,24 @@ def test_a_session_is_refreshed_after_update_age(signed_in):
     assert attrs["max-age"] == "604800"
     assert response.json()["session"]["expiresAt"] == \
         session.expires_at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{session.expires_at.microsecond // 1000:03d}Z"
+
+
+def test_a_session_deleted_while_being_refreshed_is_401_failed_to_get_session(signed_in, monkeypatch):
+    from authservice.models import SessionManager
+
+    Session.objects.filter(token=signed_in.token).update(expires_at=timezone.now() + timedelta(days=1))
+    original = SessionManager.with_user
+
+    def with_user(self, token):  # a concurrent sign-out lands between the lookup and the refresh
+        session = original(self, token)
+        Session.objects.filter(pk=session.pk).delete()
+        return session
+
+    monkeypatch.setattr(SessionManager, "with_user", with_user)
+    response = signed_in.api_get("/get-session")
+    assert response.status_code == 401
+    assert error_of(response)["code"] == "FAILED_TO_GET_SESSION"
+    assert set_cookies(response)["auth.session_token"][0] == ""
 
 
 def test_a_session_is_not_refreshed_before_update_age(signed_in):

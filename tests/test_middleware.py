@@ -154,6 +154,47 @@ def test_a_session_due_for_refresh_gets_its_new_cookie_on_a_project_view(signed_
     assert Session.objects.get(token=signed_in.token).expires_at > now + timedelta(days=6)
 
 
+# --- caches (I10) ---------------------------------------------------------------------------------
+def vary_of(response):
+    return {value.strip().lower() for value in response.get("Vary", "").split(",") if value.strip()}
+
+
+def test_a_view_that_read_the_user_varies_on_cookie(cookie_request):
+    response = run(cookie_request, lambda request: HttpResponse(request.user.email))
+    assert "cookie" in vary_of(response)
+
+
+def test_a_view_that_read_the_session_varies_on_cookie_even_when_signed_out(signed_in):
+    Session.objects.filter(token=signed_in.token).delete()
+    assert "cookie" in vary_of(me(signed_in))
+
+
+def test_a_view_that_did_not_read_the_user_does_not_vary(cookie_request):
+    assert "cookie" not in vary_of(run(cookie_request, lambda request: HttpResponse()))
+
+
+def test_with_bearer_tokens_on_a_view_that_read_the_user_varies_on_authorization(configure, cookie_request):
+    configure(bearer={"enabled": True})
+    response = run(cookie_request, lambda request: HttpResponse(request.user.email))
+    assert {"cookie", "authorization"} <= vary_of(response)
+
+
+def test_a_refreshed_session_cookie_makes_the_page_private(signed_in):
+    Session.objects.filter(token=signed_in.token).update(expires_at=timezone.now() + timedelta(days=1))
+    response = me(signed_in)
+    assert COOKIE in response.cookies
+    assert "private" in response["Cache-Control"]
+
+
+def test_a_page_without_a_new_cookie_keeps_its_own_cache_control(cookie_request):
+    def view(request):
+        response = HttpResponse(request.user.email)
+        response["Cache-Control"] = "max-age=60"
+        return response
+
+    assert run(cookie_request, view)["Cache-Control"] == "max-age=60"
+
+
 # --- living with Django's own authentication -------------------------------------------------------
 def test_without_our_cookie_django_s_session_user_is_kept(client, user):
     client.force_login(user)

@@ -215,6 +215,24 @@ def test_a_host_glob_rejects_other_hosts(configure, browser):
         "INVALID_ORIGIN"
 
 
+def test_an_ipv6_glob_matches_any_port_of_that_address(configure, browser):
+    configure(trusted_origins=["http://[::1]:*"])
+    assert revoke_others(browser, HTTP_ORIGIN="http://[::1]:3000").status_code == 200
+
+
+@pytest.mark.parametrize("origin", ["http://1:3000", "http://[::2]:3000"])
+def test_brackets_in_a_glob_are_literal_not_a_character_class(configure, browser, origin):
+    configure(trusted_origins=["http://[::1]:*"])
+    assert error_of(revoke_others(browser, HTTP_ORIGIN=origin))["code"] == "INVALID_ORIGIN"
+
+
+def test_an_ipv6_glob_of_any_port_names_its_host_exactly(configure):
+    from authservice import origins
+
+    configure(trusted_origins=["http://[::1]:*"])
+    assert origins.is_exact_trusted_origin("http://[::1]:8080/callback")
+
+
 def test_a_plain_trusted_origin_matches_exactly(configure, browser):
     configure(trusted_origins=["https://app.example.com"])
     assert revoke_others(browser, HTTP_ORIGIN="https://app.example.com").status_code == 200

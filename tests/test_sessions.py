@@ -190,3 +190,16 @@ def test_update_session_with_unknown_fields_is_400_no_fields_to_update(signed_in
 
 def test_update_session_without_session_is_401(api, db):
     assert error_of(api.api_post("/update-session", {}))["code"] == "UNAUTHORIZED"
+
+
+def test_an_endpoint_that_reads_the_session_varies_on_cookie(signed_in):
+    response = signed_in.api_get("/list-accounts")
+    assert response.status_code == 200
+    assert "cookie" in {value.strip().lower() for value in response["Vary"].split(",")}
+
+
+def test_an_endpoint_that_clears_the_session_cookie_is_private(signed_in):
+    Session.objects.filter(token=signed_in.token).delete()
+    response = signed_in.api_get("/list-accounts")
+    assert response.status_code == 401
+    assert response["Cache-Control"] == "private"

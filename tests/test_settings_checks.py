@@ -62,6 +62,8 @@ def test_the_test_settings_give_no_settings_warning_either(configure):
     pytest.param({"trusted_origins": ["https://app.example.com/login"]}, "authservice.W006",
                  id="W006-origin-path"),
     pytest.param({"trusted_origins": ["https://*"]}, "authservice.W007", id="W007-glob-everything"),
+    pytest.param({"trusted_origins": ["https://*[!x]*"]}, "authservice.W007", id="W007-glob-no-domain"),
+    pytest.param({"trusted_origins": ["*example.com"]}, "authservice.W007", id="W007-glob-look-alikes"),
     pytest.param({"disable_origin_check": True}, "authservice.W008", id="W008-origin-check-off"),
     pytest.param({"secret": "short"}, "authservice.W009", id="W009-short-secret"),
     pytest.param({"rate_limit": {"custom_rules": {"/api/auth/sign-in/*": False}}}, "authservice.W010",
@@ -87,6 +89,7 @@ def test_a_string_for_a_list_hints_at_the_list_it_meant(configure):
 def test_globs_and_custom_schemes_are_valid_trusted_origins(configure):
     assert problems(configure, trusted_origins=[
         "*.example.com", "https://*.example.com", "http://127.0.0.1:*", "myapp://", "exp://192.168.0.2:8081",
+        "https://app-?.example.com", "http://[::1]:*",
     ]) == []
 
 

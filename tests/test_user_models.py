@@ -66,6 +66,32 @@ def test_find_by_email_ignores_case(make_user):
     assert users.find_by_email("ADA@Example.COM").pk == user.pk
 
 
+def _stored_as_typed(email, username):
+    """A row the host wrote itself, its address in the case it was typed (skipped for our own model)."""
+    if users.layout().own:
+        pytest.skip("our own model stores every address lower-case")
+    model = get_user_model()
+    fields = {users.email_field(): email}
+    if model.USERNAME_FIELD != users.email_field():
+        fields[model.USERNAME_FIELD] = username
+    return model._default_manager.create(**fields)
+
+
+def test_an_address_stored_in_another_case_is_taken(db):
+    owner = _stored_as_typed("Ada@Example.com", "ada")
+    assert users.email_taken("ada@example.com")
+    assert not users.email_taken("ada@example.com", exclude=owner)
+
+
+def test_the_oldest_holder_of_an_address_owns_it_whatever_the_case(db):
+    model = get_user_model()
+    if model._meta.get_field(users.email_field()).unique:
+        pytest.skip("the model's e-mail is unique")
+    oldest = _stored_as_typed("Ada@Example.com", "ada")
+    _stored_as_typed("ada@example.com", "ada2")
+    assert users.find_by_email("ada@example.com").pk == oldest.pk
+
+
 def test_a_made_up_id_finds_nobody(db):
     assert users.find_by_pk("not-a-key-of-any-model-0123456789") is None
 

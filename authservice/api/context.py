@@ -78,6 +78,7 @@ class Context:
         self.response_cookies = {}
         self._session = None
         self._session_loaded = False
+        self._session_vanished = False  # the session was deleted while being refreshed
 
     # --- cookies -----------------------------------------------------------------------------
     def set_cookie(self, key, value, max_age=None):

@@ -4,12 +4,18 @@ I3: every answer that is not JSON (XML, HTML, redirects, empty bodies) leaves th
 ``nosniff`` stops a browser from guessing a script or a page out of a body; the sandboxing CSP makes
 whatever does render a document with no script, no plugin, no form and an opaque origin, so even a
 document we did not write cannot act on the auth origin. Our own HTML pages relax only ``style-src``.
+
+Caches (I10): an answer that read the caller's session, or sets a cookie, varies on ``Cookie`` (and
+``Authorization`` with bearer tokens on); one that sets a cookie is also ``private``, so no shared
+cache (Django's site-wide cache included) stores it or hands it to someone else. Endpoints marked
+``no_store`` (get-session, sign-in, ...) are ``no-store`` outright.
 """
 
 import json
 from http.cookies import Morsel
 
 from django.http import HttpResponse
+from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from authservice import bearer, cookies
 from authservice.api.context import Headers, Redirect
@@ -35,12 +41,26 @@ def harden(response):
     return response
 
 
+def _session_vary():
+    return ["Cookie", "Authorization"] if bearer.enabled() else ["Cookie"]
+
+
+def keep_out_of_shared_caches(ctx, response):
+    """``Vary`` on what names the session when ``ctx`` read it or sets a cookie; ``private`` when it
+    sets one. Header patching only: no lookup of its own."""
+    if ctx._session_loaded or ctx.response_cookies:
+        patch_vary_headers(response, _session_vary())
+    if ctx.response_cookies:
+        patch_cache_control(response, private=True)
+
+
 def _apply(ctx, response):
     if ctx is None:
         return harden(response)
     for key, value in ctx.response_headers.items():
         response[key] = value
     apply_cookies(ctx, response)
+    keep_out_of_shared_caches(ctx, response)
     if ctx.endpoint is not None and ctx.endpoint.no_store:
         response["Cache-Control"] = "no-store"
         response["Pragma"] = "no-cache"
@@ -131,6 +151,12 @@ def headers_of(ctx, extra=None):
         headers.set(bearer.HEADER, token)
         headers.set("access-control-expose-headers",
                     bearer.add_exposed_header(headers.get("access-control-expose-headers")))
+    if ctx._session_loaded or ctx.response_cookies:
+        vary = [v.strip() for v in (headers.get("vary") or "").split(",") if v.strip()]
+        vary += [name for name in _session_vary() if name.lower() not in {v.lower() for v in vary}]
+        headers.set("vary", ", ".join(vary))
+    if ctx.response_cookies:
+        headers.set("cache-control", "private")
     if ctx.endpoint is not None and ctx.endpoint.no_store:
         headers.set("cache-control", "no-store")
         headers.set("pragma", "no-cache")

@@ -88,9 +88,23 @@ def request_token(ctx):
 
 
 def get_session(ctx, bypass_cache=False, disable_refresh=False):
-    """The caller's live session (refreshed when due), or ``None`` (core.md §3.2).
+    """The caller's live session (refreshed when due), or ``None`` (core.md §3.2), for an endpoint.
 
-    One query: the session joined with its user, by the unique token index.
+    A session deleted while it was being refreshed (a concurrent sign-out) is 401
+    ``FAILED_TO_GET_SESSION`` here, as better-auth answers; :func:`resolve_session` is the same lookup
+    for callers outside the endpoints, which see it as no session.
+    """
+    found = resolve_session(ctx, bypass_cache=bypass_cache, disable_refresh=disable_refresh)
+    if found is None and ctx._session_vanished:
+        raise APIError(401, codes.FAILED_TO_GET_SESSION)
+    return found
+
+
+def resolve_session(ctx, bypass_cache=False, disable_refresh=False):
+    """The caller's live session (refreshed when due), or ``None``; never raises.
+
+    One query: the session joined with its user, by the unique token index. A row gone by the time
+    it is refreshed is no session: the cookies are cleared and ``ctx._session_vanished`` is set.
     """
     if ctx._session_loaded:
         return ctx._session
@@ -106,26 +120,29 @@ def get_session(ctx, bypass_cache=False, disable_refresh=False):
             session.delete()
         clear_session_cookies(ctx)
         return None
-    if not (disable_refresh or _dont_remember(ctx)):
-        _refresh_if_due(ctx, session, now)
+    if not (disable_refresh or _dont_remember(ctx)) and not _refresh_if_due(ctx, session, now):
+        ctx._session_vanished = True
+        clear_session_cookies(ctx)
+        return None
     ctx._session = SessionInfo(session, session.user)
     return ctx._session
 
 
 def _refresh_if_due(ctx, session, now):
+    """Refresh ``session`` when due; ``False`` when its row is gone (deleted meanwhile)."""
     expires_in = app_settings.session.expires_in
     update_age = app_settings.session.update_age
     if session.expires_at - timedelta(seconds=expires_in) + timedelta(seconds=update_age) > now:
-        return
+        return True
     session.expires_at = now + timedelta(seconds=expires_in)
     session.updated_at = now
     updated = Session.objects.filter(pk=session.pk).update(
         expires_at=session.expires_at, updated_at=now
     )
     if not updated:
-        clear_session_cookies(ctx)
-        raise APIError(401, codes.FAILED_TO_GET_SESSION)
+        return False
     set_session_cookie(ctx, session)
+    return True
 
 
 def end_session(ctx):
