@@ -2,7 +2,7 @@
 
 ``python bench/abuse.py [--repeat 5] [--json OUT] [--only TEXT]``
 
-Invariant I6 (../shared/security.md): a request under 64 KiB costs under 100 ms of CPU and under
+Invariant I6 (docs/security.md): a request under 64 KiB costs under 100 ms of CPU and under
 50 MB of memory. This script sends the inputs below through the whole Django stack (middleware,
 body parsing, the endpoint) with ``django.test.Client``, no HTTP server, on a fresh SQLite database
 in a temporary directory (or ``DATABASE_URL`` if set: migrate runs on it, so use a scratch one).
