@@ -15,6 +15,7 @@ from corsheaders.defaults import default_headers
 from django.core.exceptions import ImproperlyConfigured
 
 from project.cors import allowed_origins
+from project.mailers import mail_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -106,7 +107,8 @@ PASSWORD_HASHERS = [
 ]
 
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
-vars().update(EMAIL_CONFIG)
+# MAILERS on Django 6.1+ (its EMAIL_* connection settings are deprecated), EMAIL_* on 5.2.
+vars().update(mail_settings(EMAIL_CONFIG))
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="auth@localhost")
 
 # Mail is sent by tasks (authservice/tasks.py). "database": each is a row that survives a restart, sent

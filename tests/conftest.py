@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 
 from authservice import app_settings
+from project import mailers
 
 ORIGIN = "http://127.0.0.1:8000"  # the example project's AUTH_BASE_URL, hence trusted
 BASE = "/api/auth"
@@ -38,7 +39,10 @@ def _test_defaults(settings):
     settings.AUTHSERVICE = _deep_merge(settings.AUTHSERVICE, {
         "base_url": ORIGIN, "rate_limit": {"enabled": False, "storage": "database"}, "trusted_origins": [],
     })
-    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    if mailers.uses_mailers():
+        settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
+    else:
+        settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     # Fast hashing in tests; argon2 and better-auth's scrypt are exercised by their own tests
     # (tests/test_hashers.py). MD5 alone: every sign-in runs each configured hasher once (I7).
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

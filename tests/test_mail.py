@@ -16,6 +16,7 @@ from django.core.mail import EmailMultiAlternatives
 
 from authservice import mail as authmail
 from authservice.flows.verification import make_token
+from project import mailers
 from tests.conftest import BASE, ORIGIN
 
 pytestmark = pytest.mark.django_db
@@ -128,7 +129,7 @@ def test_filemail_email_url_writes_mails_to_that_directory(api, user, settings, 
     config = environ.Env.email_url_config(f"filemail:///{outbox}")
     assert config["EMAIL_BACKEND"] == "django.core.mail.backends.filebased.EmailBackend"
     assert config["EMAIL_FILE_PATH"] == str(outbox)
-    for key, value in config.items():
+    for key, value in mailers.mail_settings(config).items():
         setattr(settings, key, value)
     send_reset_password(api, user)
     files = list(Path(outbox).iterdir())
@@ -142,6 +143,27 @@ def test_filemail_email_url_writes_mails_to_that_directory(api, user, settings, 
 def test_the_filemail_url_form_with_four_slashes_is_an_absolute_path():
     config = environ.Env.email_url_config("filemail:////var/spool/authservice-mail")
     assert config["EMAIL_FILE_PATH"] == "/var/spool/authservice-mail"
+
+
+def test_an_smtp_email_url_becomes_a_mailer_with_the_smtp_backends_options():
+    config = environ.Env.email_url_config("smtp+tls://user:secret@smtp.example.com:587")
+    assert mailers.mailer(config) == {
+        "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "OPTIONS": {"host": "smtp.example.com", "port": 587, "username": "user", "password": "secret",
+                    "use_tls": True},
+    }
+
+
+def test_a_console_email_url_becomes_a_mailer_without_options():
+    config = environ.Env.email_url_config("consolemail://")
+    assert mailers.mailer(config) == {"BACKEND": "django.core.mail.backends.console.EmailBackend", "OPTIONS": {}}
+
+
+def test_the_example_project_configures_mailers_exactly_on_django_6_1_and_later():
+    import django
+
+    assert ("MAILERS" in mailers.mail_settings(environ.Env.email_url_config("consolemail://"))) == \
+        (django.VERSION >= (6, 1))
 
 
 def test_the_system_check_warns_when_mail_runs_inside_the_request_in_production(settings):
