@@ -1,7 +1,9 @@
 """Users, sessions, accounts and verification rows (core.md §6).
 
-The user model is swappable: projects point ``AUTH_USER_MODEL`` at ``authservice.User`` or at their
-own subclass of :class:`AbstractAuthUser`. Everything else reaches it through ``get_user_model()``.
+Any ``AUTH_USER_MODEL`` works: ``authservice.User`` (the example project's), a subclass of
+:class:`AbstractAuthUser`, ``auth.User`` or a project's own model. :class:`AuthProfile` holds what better-auth
+keeps and the project's model has no field for; ``authservice.users`` is the one module that knows where
+each field lives. Everything else reaches the model through ``get_user_model()``.
 """
 
 from django.conf import settings
