@@ -20,7 +20,6 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import FieldDoesNotExist
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from rest_framework import serializers
@@ -70,11 +69,9 @@ class Field:
 
 
 def _model_has(model, name):
-    try:
-        field = model._meta.get_field(name)
-    except FieldDoesNotExist:
-        return False
-    return field.concrete and not field.is_relation
+    from authservice.users import has_concrete_field  # users imports this module
+
+    return has_concrete_field(model, name)
 
 
 _declared = None

@@ -51,7 +51,8 @@ class Layout:
                                  or self.created is None or self.updated is None)
 
 
-def _has_field(model, name):
+def has_concrete_field(model, name):
+    """Whether ``model`` has a column ``name`` of its own (not a relation)."""
     try:
         field = model._meta.get_field(name)
     except FieldDoesNotExist:
@@ -65,7 +66,7 @@ def layout(model=None):
     from authservice.models import AbstractAuthUser
 
     model = model or get_user_model()
-    has = functools.partial(_has_field, model)
+    has = functools.partial(has_concrete_field, model)
     if has("name"):
         name = "field"
     elif has("first_name") and has("last_name"):

@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { createAuthClient } from "better-auth/client";
 import { inferAdditionalFields } from "better-auth/client/plugins";
-import { CookieJar } from "./cookie_jar.mjs";
+import { CookieJar, browserFetch } from "./cookie_jar.mjs";
 
 const baseURL = process.argv[2];
 if (!baseURL) {
@@ -23,16 +23,7 @@ const client = createAuthClient({
   baseURL,
   plugins: [inferAdditionalFields({ user: { favoriteColor: { type: "string", required: false } } })],
   fetchOptions: {
-    customFetchImpl: async (input, init = {}) => {
-      const headers = new Headers(init.headers);
-      headers.set("origin", origin);
-      const cookie = jar.header();
-      if (cookie) headers.set("cookie", cookie);
-      const response = await fetch(input, { ...init, headers, redirect: "manual" });
-      jar.store(response);
-      lastStatus = response.status;
-      return response;
-    },
+    customFetchImpl: browserFetch(jar, origin, (response) => { lastStatus = response.status; }),
   },
 });
 

@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { createAuthClient } from "better-auth/client";
-import { CookieJar } from "./cookie_jar.mjs";
+import { CookieJar, browserFetch } from "./cookie_jar.mjs";
 
 const baseURL = process.argv[2];
 if (!baseURL) {
@@ -33,16 +33,7 @@ function browser() {
   const client = createAuthClient({
     baseURL,
     fetchOptions: {
-      customFetchImpl: async (input, init = {}) => {
-        const headers = new Headers(init.headers);
-        headers.set("origin", origin);
-        const cookie = jar.header();
-        if (cookie) headers.set("cookie", cookie);
-        const response = await fetch(input, { ...init, headers, redirect: "manual" });
-        jar.store(response);
-        lastStatus = response.status;
-        return response;
-      },
+      customFetchImpl: browserFetch(jar, origin, (response) => { lastStatus = response.status; }),
     },
   });
   return { client, jar };

@@ -36,3 +36,20 @@ export class CookieJar {
     return [...this.#cookies.keys()].some((name) => name.endsWith(suffix));
   }
 }
+
+/**
+ * better-auth's `customFetchImpl` for a browser page on `origin` keeping its cookies in `jar`;
+ * `onResponse(response)` sees every answer (the scripts record its status).
+ */
+export function browserFetch(jar, origin, onResponse = () => {}) {
+  return async (input, init = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set("origin", origin);
+    const cookie = jar.header();
+    if (cookie) headers.set("cookie", cookie);
+    const response = await fetch(input, { ...init, headers, redirect: "manual" });
+    jar.store(response);
+    onResponse(response);
+    return response;
+  };
+}
