@@ -3,6 +3,10 @@
 ``check.py BASE_URL COOKIES_FILE EMAILS_FILE PASSWORD UNIQUE`` exits non-zero, saying why, when
 get-session does not return the seeded session, sign-in does not return a token, or sign-up fails.
 
+``check.py get-session|me BASE_URL COOKIES_FILE EMAILS_FILE`` checks that one endpoint alone: get-session,
+or the example project's ``/me/`` (the middleware path), must answer the first seeded cookie with the
+first seeded user's e-mail (seed.py gives session i to user i mod the number of users).
+
 ``check.py saml BASE_URL CHECK_FILE`` posts the SAMLResponse form in CHECK_FILE (saml_pool.py) to the
 ACS and exits non-zero unless the answer is a 302 to the callback URL whose last Set-Cookie header is
 a session cookie (saml_acs.lua sees only the last one) and that session is signed in.
@@ -56,9 +60,26 @@ def check_saml(base, check_file):
         sys.exit(1)
 
 
+def check_signed_in(endpoint, base, cookies, emails):
+    cookie = open(cookies).readline().strip()
+    email = open(emails).readline().strip()
+    if endpoint == "me":
+        status, body = call("GET", base.rstrip("/") + "/me/", cookie=cookie)
+        found = body.get("email") if isinstance(body, dict) else None
+    else:
+        status, body = call("GET", base.rstrip("/") + "/api/auth/get-session", cookie=cookie)
+        found = (body.get("user") or {}).get("email") if isinstance(body, dict) else None
+    if status != 200 or found != email:
+        print(f"check failed: {endpoint} -> {status} {str(body)[:300]} (expected {email})", file=sys.stderr)
+        sys.exit(1)
+
+
 def main():
     if sys.argv[1] == "saml":
         check_saml(sys.argv[2], sys.argv[3])
+        return
+    if sys.argv[1] in ("get-session", "me"):
+        check_signed_in(*sys.argv[1:5])
         return
     base, cookies, emails, password, unique = sys.argv[1:6]
     cookie = open(cookies).readline().strip()

@@ -1,7 +1,18 @@
 -- GET /api/auth/get-session with a seeded session cookie, a different one on each request.
 -- BENCH_COOKIES: file with one Cookie header value per line (written by seed.py).
+--
+-- Only a 200 that carries a session counts: a cookie the server does not accept gets a 200 with
+-- `null`, which wrk would count as a success. Anything else is printed in done() as "Failed
+-- responses" (report.py adds them to non-2xx).
+local threads = {}
+
+function setup(thread)
+  threads[#threads + 1] = thread
+end
+
 local requests = {}
 local n = 0
+failures = 0
 
 function init(args)
   local path = os.getenv("BENCH_COOKIES")
@@ -17,4 +28,18 @@ end
 function request()
   n = n % #requests + 1
   return requests[n]
+end
+
+function response(status, headers, body)
+  if status ~= 200 or not body:find('"email":"bench%-%d+@example%.com"', 1) then
+    failures = failures + 1
+  end
+end
+
+function done(summary, latency, requests)
+  local failed = 0
+  for _, thread in ipairs(threads) do
+    failed = failed + thread:get("failures")
+  end
+  io.write(string.format("Failed responses: %d\n", failed))
 end

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Load-test get-session, sign-in, sign-up and the SAML ACS under gunicorn on PostgreSQL, without and with Redis.
+# Load-test get-session, the example project's /me/ (the middleware path), sign-in, sign-up and the SAML ACS
+# under gunicorn on PostgreSQL, without and with Redis.
 # One command: `bash bench/run.sh`. See bench/README.md for what it does and what the figures mean.
 #
 # Knobs (environment): BENCH_DURATION (s per run, 15), BENCH_CONNECTIONS (32), BENCH_THREADS (2),
 # BENCH_WORKERS (gunicorn workers, 2), BENCH_GUNICORN_ARGS (extra gunicorn flags), BENCH_WSGI
 # (the WSGI application, project.wsgi:application), BENCH_DATABASE_URL,
-# BENCH_REDIS_URL, BENCH_MODES ("plain redis"), BENCH_ENDPOINTS ("get-session sign-in sign-up saml-acs"),
+# BENCH_REDIS_URL, BENCH_MODES ("plain redis"), BENCH_ENDPOINTS ("get-session me sign-in sign-up saml-acs"),
 # BENCH_HASH_SECONDS (8; 0 skips the hash ceiling), BENCH_IDLE_WAIT (s to wait for a quiet machine before each run, 60),
 # BENCH_SAML_POOL (signed SAMLResponses made before the ACS run, 2500; 1200 at most for -c1), PYTHON.
 # An endpoint name ending in -c1 runs with one connection: latency without queueing.
@@ -23,7 +24,7 @@ WORKERS=${BENCH_WORKERS:-2}
 DATABASE_URL_BENCH=${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/authservice_bench}
 REDIS_URL_BENCH=${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14}
 MODES=${BENCH_MODES:-plain redis}
-ENDPOINTS=${BENCH_ENDPOINTS:-get-session sign-in sign-up saml-acs saml-acs-c1}
+ENDPOINTS=${BENCH_ENDPOINTS:-get-session me sign-in sign-up saml-acs saml-acs-c1}
 SAML_POOL=${BENCH_SAML_POOL:-2500}
 HASH_SECONDS=${BENCH_HASH_SECONDS:-8}
 IDLE_WAIT=${BENCH_IDLE_WAIT:-60}
@@ -156,6 +157,7 @@ run_wrk() {
     case $endpoint in *-c1) endpoint=${endpoint%-c1} threads=1 connections=1 ;; esac
     case $endpoint in
         get-session) script=get_session.lua ;;
+        me) script=me.lua ;;
         sign-in) script=sign_in.lua ;;
         sign-up) script=sign_up.lua ;;
         saml-acs) script=saml_acs.lua ;;
@@ -216,6 +218,10 @@ run_mode() {
     start_server "$port" "$redis" "$mode"
     timeout 120 "$PYTHON" "$HERE/check.py" "http://127.0.0.1:$port" "$WORK/cookies.txt" "$WORK/emails.txt" \
         "$PASSWORD" "$mode-$(date +%s%N)" || die "the service does not answer as expected"
+    if [[ " $ENDPOINTS " == *" me "* ]]; then
+        timeout 60 "$PYTHON" "$HERE/check.py" me "http://127.0.0.1:$port" "$WORK/cookies.txt" "$WORK/emails.txt" \
+            || die "/me/ does not answer the seeded user"
+    fi
     # Warm-up: connections opened, code paths and the database's caches hot.
     run_wrk "$port" get-session 3 "$WORK/warmup.txt"
     for endpoint in $ENDPOINTS; do
