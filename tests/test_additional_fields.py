@@ -11,9 +11,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
 
-from authservice import additional_fields, users
+from authservice import additional_fields, auth, users
 from authservice.additional_field_checks import check_model_fields
 from authservice.checks import check_setting_values
+from authservice.errors import APIError
 from authservice.models import AuthProfile
 from tests.conftest import PASSWORD, error_of
 from tests.subprocess_pytest import run_pytest
@@ -87,6 +88,16 @@ def test_each_type_takes_its_own_values_only(api, declare, kind, good, bad):
     response = sign_up(api, extra=good)
     assert response.status_code == 200, response.content
     assert response.json()["user"]["extra"] == good
+
+
+@pytest.mark.parametrize(("kind", "value"), [("number", float("inf")), ("number", float("nan")),
+                                           ("number[]", [1, float("-inf")])])
+def test_an_in_process_call_cannot_pass_a_number_json_cannot_carry(declare, kind, value):
+    declare({"extra": {"type": kind}})
+    with pytest.raises(APIError) as raised:
+        auth.api.sign_up_email(body={"name": "Ada", "email": "ada@example.com", "password": PASSWORD,
+                                     "extra": value})
+    assert (raised.value.status_code, raised.value.code) == (400, "VALIDATION_ERROR")
 
 
 def test_a_required_field_missing_at_sign_up_is_missing_field(api, declare):

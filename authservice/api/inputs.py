@@ -6,6 +6,7 @@ False, ``1`` becomes ``"1"``); these fields never do, because better-auth does n
 """
 
 import functools
+import math
 import re
 from datetime import timezone as dt_timezone
 
@@ -29,6 +30,8 @@ def js_type(value):
         return "null"
     if isinstance(value, bool):
         return "boolean"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Infinity"  # as zod 4 names them
     if isinstance(value, (int, float)):
         return "number"
     if isinstance(value, str):
@@ -129,11 +132,19 @@ class Boolean(_Strict):
         return data
 
 
+def _is_number(value):
+    """A JSON number: not a bool, and not infinity or NaN, which in-process callers can pass (the HTTP
+    body parser refuses them) and which no column or JSON answer can hold."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return not isinstance(value, float) or math.isfinite(value)
+
+
 class Number(_Strict):
     expected = "number"
 
     def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, (int, float)):
+        if not _is_number(data):
             self.wrong_type(data)
         return data
 
@@ -192,7 +203,7 @@ class NumberList(_Strict):
         if not isinstance(data, list):
             self.wrong_type(data)
         for index, item in enumerate(data):
-            if isinstance(item, bool) or not isinstance(item, (int, float)):
+            if not _is_number(item):
                 raise serializers.ValidationError(
                     {str(index): f"Invalid input: expected number, received {js_type(item)}"}
                 )

@@ -62,7 +62,11 @@ def sign_up(ctx, *, name, email, password, image=None, callback_url=None, rememb
             if mails:
                 verification.queue_verification_mail(ctx, email=users.email_of(user), user_id=user.pk,
                                                      callback_url=callback_url)
-    except IntegrityError:  # the same address signed up concurrently
+    except IntegrityError:
+        # The same address signed up concurrently: "exists" only when it now does. Any other
+        # constraint (a value a column refuses) is a bug to surface, never an existence answer (I7).
+        if not users.email_taken(email):
+            raise
         raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL) from None
     # After the block: a receiver that raises must not roll the new user back.
     signals.user_created.send(sender=type(user), user=user, provider=Account.CREDENTIAL)
