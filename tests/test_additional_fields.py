@@ -343,3 +343,7 @@ def test_snake_case_of_wire_names():
 def test_dates_go_over_the_wire_as_iso_strings_with_milliseconds():
     value = datetime(2024, 5, 1, 10, 0, 0, 123456, tzinfo=timezone.utc)
     assert additional_fields.to_wire_value(value) == "2024-05-01T10:00:00.123Z"
+
+
+def test_dates_before_the_year_1000_keep_four_digit_years_on_the_wire():
+    assert additional_fields.to_wire_value(datetime(1, 1, 1, tzinfo=timezone.utc)) == "0001-01-01T00:00:00.000Z"

@@ -151,7 +151,9 @@ class Number(_Strict):
 
 class DateTime(_Strict):
     """A date as JSON carries one (what ``JSON.stringify(new Date())`` gives): an ISO 8601 string.
-    A time without a zone is UTC; the value is an aware datetime."""
+    A time without a zone is UTC; the value is an aware datetime in UTC. One whose UTC instant falls
+    outside datetime's years 1-9999 (``9999-12-31T23:59:59-01:00``) is refused here, because storing
+    and answering it (both in UTC) would raise."""
 
     expected = "date"
 
@@ -160,11 +162,13 @@ class DateTime(_Strict):
             self.wrong_type(data)
         try:
             value = parse_datetime(data.strip())
-        except ValueError:
+            if value is not None:
+                value = value.astimezone(dt_timezone.utc) if value.tzinfo else value.replace(tzinfo=dt_timezone.utc)
+        except (ValueError, OverflowError):
             value = None
         if value is None:
             raise serializers.ValidationError("Invalid input: expected date, received Invalid Date")
-        return value if value.tzinfo else value.replace(tzinfo=dt_timezone.utc)
+        return value
 
 
 class Flag(_Strict):
