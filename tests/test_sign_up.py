@@ -169,14 +169,19 @@ def test_a_duplicate_sets_no_cookie(api, user):
 
 
 def test_an_address_taken_between_the_check_and_the_insert_is_a_422(api, user, monkeypatch):
-    # The concurrent sign-up committed after this one looked: the insert hits the unique constraint.
+    # The concurrent sign-up committed after this one looked: the insert hits the unique constraint
+    # (raised here, as not every user model has one).
     real_email_taken, looked = users.email_taken, []
 
     def taken_after_the_first_look(email, **kwargs):
         looked.append(email)
         return len(looked) > 1 and real_email_taken(email, **kwargs)
 
+    def unique_constraint_failed(**kwargs):
+        raise IntegrityError("UNIQUE constraint failed")
+
     monkeypatch.setattr(users, "email_taken", taken_after_the_first_look)
+    monkeypatch.setattr(users, "create", unique_constraint_failed)
     response = sign_up(api, email="ada@example.com")
     assert error_of(response)["code"] == "USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL"
     assert len(looked) == 2
