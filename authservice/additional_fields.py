@@ -206,23 +206,6 @@ def wire_values(user, profile_data):
     return found
 
 
-def wire_values_of_new(values):
-    """What :func:`wire_values` answers for a user created with ``values`` (sign-up's made-up user)."""
-    model = get_user_model()
-    found = {}
-    for field in declared():
-        if not field.returned:
-            continue
-        if field.key in values:
-            value = values[field.key]
-        elif field.in_model:
-            value = model._meta.get_field(field.field_name).get_default()
-        else:
-            value = _absent(field)
-        found[field.key] = to_wire_value(value)
-    return found
-
-
 def schema_properties():
     """The User schema's properties of the returned fields (null: a user may have none)."""
     return {field.key: {**SCHEMAS[field.type], "type": [SCHEMAS[field.type]["type"], "null"],
