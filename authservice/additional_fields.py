@@ -21,6 +21,8 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.signals import setting_changed
+from django.db import models
+from django.db.backends.base.operations import BaseDatabaseOperations
 from django.dispatch import receiver
 from rest_framework import serializers
 
@@ -120,9 +122,31 @@ def _input_field(field):
         return NotAllowed()
     options = {"required": False, "allow_null": not field.required,
                "help_text": f"Additional user field ({field.type})"}
+    if field.in_model:
+        options.update(column_bounds(get_user_model()._meta.get_field(field.field_name), field.type))
     kinds = {"string": inputs.String, "number": inputs.Number, "boolean": inputs.Boolean,
              "date": inputs.DateTime, "string[]": inputs.StringList, "number[]": inputs.NumberList}
     return kinds[field.type](**options)
+
+
+def column_bounds(column, kind):
+    """The input options that keep a ``kind`` value within model field ``column``: past them the save
+    is a database error (a 500, and on PostgreSQL an existence oracle beside the made-up user) or a
+    silent cut, so it is refused as every other bounded input is, before any work is done (I4, I6)."""
+    if kind == "string" and isinstance(column, models.CharField) and column.max_length:
+        return {"max_length": column.max_length}
+    if kind != "number":
+        return {}
+    if isinstance(column, models.IntegerField):
+        # Django's documented range of the field's type, the same on every database (SQLite's is wider).
+        internal = column.get_internal_type()
+        low, high = BaseDatabaseOperations.integer_field_ranges.get(internal, (None, None))
+        return {"integer": True, "minimum": low, "maximum": high}
+    if isinstance(column, models.DecimalField) and column.max_digits is not None:
+        places = column.decimal_places or 0
+        largest = float(Decimal(10) ** (column.max_digits - places) - Decimal(1).scaleb(-places))
+        return {"minimum": -largest, "maximum": largest}
+    return {}
 
 
 def input_fields():

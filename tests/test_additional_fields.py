@@ -10,9 +10,12 @@ from datetime import datetime, timezone
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
+from django.db import models
+from rest_framework import serializers
 
 from authservice import additional_fields, auth, users
 from authservice.additional_field_checks import check_model_fields
+from authservice.api import inputs
 from authservice.checks import check_setting_values
 from authservice.errors import APIError
 from authservice.models import AuthProfile
@@ -347,3 +350,34 @@ def test_dates_go_over_the_wire_as_iso_strings_with_milliseconds():
 
 def test_dates_before_the_year_1000_keep_four_digit_years_on_the_wire():
     assert additional_fields.to_wire_value(datetime(1, 1, 1, tzinfo=timezone.utc)) == "0001-01-01T00:00:00.000Z"
+
+
+# --- the model column's bounds ------------------------------------------------------------------------
+@pytest.mark.parametrize(("column", "kind", "bounds"), [
+    (models.CharField(max_length=40), "string", {"max_length": 40}),
+    (models.TextField(), "string", {}),
+    (models.SmallIntegerField(), "number", {"integer": True, "minimum": -32768, "maximum": 32767}),
+    (models.PositiveIntegerField(), "number", {"integer": True, "minimum": 0, "maximum": 2147483647}),
+    (models.DecimalField(max_digits=5, decimal_places=2), "number", {"minimum": -999.99, "maximum": 999.99}),
+    (models.FloatField(), "number", {}),
+    (models.JSONField(), "string", {}),
+])
+def test_a_model_column_bounds_the_input_it_stores(column, kind, bounds):
+    assert additional_fields.column_bounds(column, kind) == bounds
+
+
+@pytest.mark.parametrize(("value", "error"), [
+    (2.5, "Invalid input: expected int, received number"),
+    (32768, "Too big: expected number to be <=32767"),
+    (-32769, "Too small: expected number to be >=-32768"),
+])
+def test_a_number_past_its_column_bounds_is_refused(value, error):
+    field = inputs.Number(**additional_fields.column_bounds(models.SmallIntegerField(), "number"))
+    with pytest.raises(serializers.ValidationError) as raised:
+        field.run_validation(value)
+    assert raised.value.detail == [error]
+
+
+def test_a_number_within_its_column_bounds_passes():
+    field = inputs.Number(**additional_fields.column_bounds(models.SmallIntegerField(), "number"))
+    assert [field.run_validation(value) for value in (32767, -32768, 4.0)] == [32767, -32768, 4.0]

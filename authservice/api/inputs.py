@@ -141,11 +141,26 @@ def _is_number(value):
 
 
 class Number(_Strict):
+    """A finite number; ``integer``, ``minimum`` and ``maximum`` (inclusive) bound it as zod's
+    ``int()``/``gte``/``lte`` do (an additional field stored in an integer or decimal column)."""
+
     expected = "number"
+
+    def __init__(self, *, integer=False, minimum=None, maximum=None, **kwargs):
+        self.integer = integer
+        self.minimum = minimum
+        self.maximum = maximum
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data):
         if not _is_number(data):
             self.wrong_type(data)
+        if self.integer and not (isinstance(data, int) or data.is_integer()):
+            raise serializers.ValidationError("Invalid input: expected int, received number")
+        if self.minimum is not None and data < self.minimum:
+            raise serializers.ValidationError(f"Too small: expected number to be >={self.minimum}")
+        if self.maximum is not None and data > self.maximum:
+            raise serializers.ValidationError(f"Too big: expected number to be <={self.maximum}")
         return data
 
 
