@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.exceptions import FieldDoesNotExist
+from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
 from django.db import models
 from rest_framework import serializers
 
@@ -320,6 +320,21 @@ def test_a_good_declaration_passes(configure, db):
 def test_a_field_stored_in_a_managed_model_field_is_E014(configure):
     configure(user={"additional_fields": {"staff": {"type": "boolean", "field_name": "is_staff"}}})
     assert [problem.id for problem in check_model_fields()] == ["authservice.E014"]
+
+
+@pytest.mark.parametrize("field_name", ["is_staff", "is_superuser", "password", "email"])
+def test_a_field_stored_in_a_managed_model_field_is_refused_at_runtime_too(configure, field_name):
+    # A server started without system checks must not let users set it.
+    configure(user={"additional_fields": {"sneaky": {"type": "boolean", "field_name": field_name}}})
+    with pytest.raises(ImproperlyConfigured, match="E014"):
+        additional_fields.declared()
+
+
+def test_sign_up_cannot_set_a_managed_model_field(api, configure, db):
+    configure(user={"additional_fields": {"staff": {"type": "boolean", "field_name": "is_staff"}}})
+    response = sign_up(api, staff=True)
+    assert response.status_code == 500
+    assert not get_user_model().objects.filter(is_staff=True).exists()
 
 
 @needs_model_field
