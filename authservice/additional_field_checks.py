@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.checks import Error
 from django.db import models
 
-from authservice import additional_fields, users
+from authservice import additional_fields
 
 # Which model fields can hold each declared type (a JSONField holds any of them).
 HOLDERS = {
@@ -20,9 +20,6 @@ HOLDERS = {
     "string[]": (),
     "number[]": (),
 }
-MANAGED = ("password", "last_login", "is_superuser", "is_staff", "is_active", "groups", "user_permissions",
-           "name", "first_name", "last_name", "email_verified", "image", "created_at", "updated_at",
-           "date_joined", "auth_profile")
 
 
 def _can_hold(field, kind):
@@ -35,17 +32,13 @@ def _can_hold(field, kind):
     return isinstance(field, HOLDERS[kind])
 
 
-def _managed(model):
-    return {*MANAGED, model.USERNAME_FIELD, users.email_field(), model._meta.pk.name, "pk", "id"}
-
-
 def check_model_fields():
     model = get_user_model()
     label = model._meta.label
     problems = []
-    for field in additional_fields.declared():
+    for field in additional_fields.declarations():
         at = f"AUTHSERVICE['user']['additional_fields'][{field.key!r}]"
-        if field.field_name in _managed(model):
+        if field.privileged:
             problems.append(Error(
                 f"{at} is stored in {label}.{field.field_name}, which authservice or Django's auth manages.",
                 hint="Give it another field_name (and a model field of that name, or none: AuthProfile.data).",

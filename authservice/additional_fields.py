@@ -20,7 +20,10 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
+from django.db import models
+from django.db.backends.base.operations import BaseDatabaseOperations
 from django.dispatch import receiver
 from rest_framework import serializers
 
@@ -58,6 +61,7 @@ class Field:
     returned: bool
     field_name: str
     in_model: bool  # stored in the user model's field, else in AuthProfile.data
+    privileged: bool  # field_name is a model field authservice or Django's auth manages (refused)
 
     @property
     def has_default(self):
@@ -74,23 +78,52 @@ def _model_has(model, name):
     return has_concrete_field(model, name)
 
 
+# Model fields authservice or Django's auth manages: an ``input`` field stored in one would let users set
+# it on themselves (``is_staff``, ``password``, the e-mail), so no declaration may name one (E014, and
+# refused at runtime too, for a server started without system checks).
+MANAGED = ("password", "last_login", "is_superuser", "is_staff", "is_active", "groups", "user_permissions",
+           "name", "first_name", "last_name", "email_verified", "image", "created_at", "updated_at",
+           "date_joined", "auth_profile")
+
+
+def managed_fields(model):
+    """The names of ``model``'s fields no additional field may be stored in."""
+    return {*MANAGED, model.USERNAME_FIELD, model.get_email_field_name(), model._meta.pk.name, "pk", "id"}
+
+
+def declarations():
+    """Every declared field as the settings say, the refused (``privileged``) ones included: what the
+    system check reports on. Everything else reads :func:`declared`."""
+    model = get_user_model()
+    managed = managed_fields(model)
+    found = []
+    for key, options in (app_settings.user.additional_fields or {}).items():
+        name = options.get("field_name") or snake_case(key)
+        found.append(Field(key=key, type=options["type"], required=bool(options.get("required", False)),
+                           default_value=options.get("default_value", NO_DEFAULT),
+                           input=options.get("input", True) is not False,
+                           returned=options.get("returned", True) is not False,
+                           field_name=name, in_model=_model_has(model, name), privileged=name in managed))
+    return tuple(found)
+
+
 _declared = None
 
 
 def declared():
-    """The declared fields, in declaration order (``()`` when none: every caller's fast path)."""
+    """The declared fields, in declaration order (``()`` when none: every caller's fast path).
+
+    Raises ImproperlyConfigured while one is stored in a managed model field (authservice.E014).
+    """
     global _declared
     if _declared is None:
-        model = get_user_model()
-        found = []
-        for key, options in (app_settings.user.additional_fields or {}).items():
-            name = options.get("field_name") or snake_case(key)
-            found.append(Field(key=key, type=options["type"], required=bool(options.get("required", False)),
-                               default_value=options.get("default_value", NO_DEFAULT),
-                               input=options.get("input", True) is not False,
-                               returned=options.get("returned", True) is not False,
-                               field_name=name, in_model=_model_has(model, name)))
-        _declared = tuple(found)
+        found = declarations()
+        refused = [field.key for field in found if field.privileged]
+        if refused:
+            raise ImproperlyConfigured(
+                f"AUTHSERVICE['user']['additional_fields'] {refused} would be stored in user-model fields "
+                "that authservice or Django's auth manages (authservice.E014): give them another field_name.")
+        _declared = found
     return _declared
 
 
@@ -120,9 +153,31 @@ def _input_field(field):
         return NotAllowed()
     options = {"required": False, "allow_null": not field.required,
                "help_text": f"Additional user field ({field.type})"}
+    if field.in_model:
+        options.update(column_bounds(get_user_model()._meta.get_field(field.field_name), field.type))
     kinds = {"string": inputs.String, "number": inputs.Number, "boolean": inputs.Boolean,
              "date": inputs.DateTime, "string[]": inputs.StringList, "number[]": inputs.NumberList}
     return kinds[field.type](**options)
+
+
+def column_bounds(column, kind):
+    """The input options that keep a ``kind`` value within model field ``column``: past them the save
+    is a database error (a 500, and on PostgreSQL an existence oracle beside the made-up user) or a
+    silent cut, so it is refused as every other bounded input is, before any work is done (I4, I6)."""
+    if kind == "string" and isinstance(column, models.CharField) and column.max_length:
+        return {"max_length": column.max_length}
+    if kind != "number":
+        return {}
+    if isinstance(column, models.IntegerField):
+        # Django's documented range of the field's type, the same on every database (SQLite's is wider).
+        internal = column.get_internal_type()
+        low, high = BaseDatabaseOperations.integer_field_ranges.get(internal, (None, None))
+        return {"integer": True, "minimum": low, "maximum": high}
+    if isinstance(column, models.DecimalField) and column.max_digits is not None:
+        places = column.decimal_places or 0
+        largest = float(Decimal(10) ** (column.max_digits - places) - Decimal(1).scaleb(-places))
+        return {"minimum": -largest, "maximum": largest}
+    return {}
 
 
 def input_fields():
@@ -202,23 +257,6 @@ def wire_values(user, profile_data):
         else:
             data = profile_data() if data is None else data
             value = data.get(field.field_name, _absent(field))
-        found[field.key] = to_wire_value(value)
-    return found
-
-
-def wire_values_of_new(values):
-    """What :func:`wire_values` answers for a user created with ``values`` (sign-up's made-up user)."""
-    model = get_user_model()
-    found = {}
-    for field in declared():
-        if not field.returned:
-            continue
-        if field.key in values:
-            value = values[field.key]
-        elif field.in_model:
-            value = model._meta.get_field(field.field_name).get_default()
-        else:
-            value = _absent(field)
         found[field.key] = to_wire_value(value)
     return found
 

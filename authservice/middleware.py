@@ -30,7 +30,6 @@ cookie is also ``Cache-Control: private``: no shared cache stores someone's sess
 """
 
 import functools
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -70,27 +69,28 @@ def _signed_out(request: Any) -> None:
 
 
 def _install(request: Any) -> None:
-    # The lazy objects reach the request through a weak reference: closures over the request, stored
-    # on it, would make each request a reference cycle that only the garbage collector frees (about
-    # 5 % of get-session's instructions, bench/README.md), although our endpoints never read them.
+    # The lazy objects close over the request's ContextHolder, never the request: closures over the
+    # request, stored on it, would make each request a reference cycle that only the garbage collector
+    # frees (about 5 % of get-session's instructions, bench/README.md, although our endpoints never
+    # read them); and a weak reference would die with the request, breaking a request.user kept past it.
     previous = request.__dict__.get("user")  # Django's own (lazy) user, if its middleware ran
-    request_ref = weakref.ref(request)
-    request.user = SimpleLazyObject(functools.partial(_user_of, request_ref, previous))
-    request.auth_session = SimpleLazyObject(functools.partial(_session_of, request_ref))
-    request.auser = functools.partial(_auser_of, request_ref, previous)
+    holder = request_session.holder_of(request)
+    request.user = SimpleLazyObject(functools.partial(_user_of, holder, previous))
+    request.auth_session = SimpleLazyObject(functools.partial(_session_of, holder))
+    request.auser = functools.partial(_auser_of, holder, previous)
 
 
-def _user_of(request_ref: Any, previous: Any) -> Any:
-    found = request_session.session_of(request_ref())
+def _user_of(holder: request_session.ContextHolder, previous: Any) -> Any:
+    found = holder.session()
     if found is not None:
         return found.user
     return previous if previous is not None else AnonymousUser()
 
 
-def _session_of(request_ref: Any) -> Any:
-    found = request_session.session_of(request_ref())
+def _session_of(holder: request_session.ContextHolder) -> Any:
+    found = holder.session()
     return found.session if found is not None else None
 
 
-async def _auser_of(request_ref: Any, previous: Any) -> Any:
-    return await sync_to_async(_user_of)(request_ref, previous)
+async def _auser_of(holder: request_session.ContextHolder, previous: Any) -> Any:
+    return await sync_to_async(_user_of)(holder, previous)

@@ -21,6 +21,7 @@ A model whose ``USERNAME_FIELD`` is not the e-mail gets its username from the ad
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist, ValidationError
@@ -310,18 +311,25 @@ def update(user, additional=None, **changes):
             profile_of(user).save(update_fields=profile_fields)
 
 
-def create(*, email, name="", image=None, email_verified=False, password=None, password_hash=None,
-           additional=None, **extra):
-    """Create and save a user (with its profile where the model needs one).
+@dataclass
+class NewUser:
+    """An unsaved user as :func:`build` fills it, and what :func:`save` stores with it."""
 
-    ``password`` is hashed here; ``password_hash`` is one hashed already (sign-up hashes before it
-    looks the address up). Without either the user has no usable password. A user with a password
-    gets the credential account better-auth keeps it on. ``additional`` are declared additional
-    fields by wire name; the others get their defaults. ``extra`` are model fields (``is_active``).
-    Raises IntegrityError when the address (or the username) is taken; callers decide the answer.
+    user: Any
+    profile: Any  # its AuthProfile, or None where none is kept
+    credential: bool  # whether it gets the credential account (it has a password)
+
+
+def build(*, email, name="", image=None, email_verified=False, password=None, password_hash=None,
+          additional=None, **extra):
+    """An unsaved user (and profile) filled exactly as :func:`create` stores one; nothing is saved.
+
+    Sign-up's made-up user is built here too (:func:`made_up`), so every normalisation a new user's
+    fields get (the name split, stripped and cut for first/last-name models, additional fields'
+    defaults) shows on it as on a real one (I7).
     """
     from authservice.adapter import get_adapter
-    from authservice.models import Account, AuthProfile
+    from authservice.models import AuthProfile
 
     model, where = get_user_model(), layout()
     user = model(**{where.email: normalize_email(email)}, **extra)
@@ -332,7 +340,7 @@ def create(*, email, name="", image=None, email_verified=False, password=None, p
     for field_name, value in in_model.items():
         setattr(user, field_name, value)
     profile = AuthProfile(user=user, created_at=now, updated_at=now, data=in_profile) \
-        if where.needs_profile or in_profile else None
+        if where.needs_profile or additional_fields.any_in_profile() else None
     if profile is not None:
         user.auth_profile = profile
     _assign_new(user, where, name=name or "", image=image, email_verified=bool(email_verified))
@@ -344,13 +352,45 @@ def create(*, email, name="", image=None, email_verified=False, password=None, p
         user.set_unusable_password()
     if model.USERNAME_FIELD != where.email and not getattr(user, model.USERNAME_FIELD, None):
         get_adapter().populate_username(user)
+    return NewUser(user, profile, credential=password is not None or password_hash is not None)
+
+
+def save(new):
+    """Store a :func:`build` result: the user, its profile, its credential account. Returns the user."""
+    from authservice.models import Account
+
+    user = new.user
     with transaction.atomic(savepoint=False):
         user.save(force_insert=True)
-        if profile is not None:
-            profile.user = user
-            profile.save(force_insert=True)
-        if password is not None or password_hash is not None:
+        if new.profile is not None:
+            new.profile.user = user
+            new.profile.save(force_insert=True)
+        if new.credential:
             Account.objects.create(provider_id=Account.CREDENTIAL, account_id=user.pk, user=user)
+    return user
+
+
+def create(**fields):
+    """Create and save a user (with its profile where the model needs one): :func:`build` then :func:`save`.
+
+    ``password`` is hashed here; ``password_hash`` is one hashed already (sign-up hashes before it
+    looks the address up). Without either the user has no usable password. A user with a password
+    gets the credential account better-auth keeps it on. ``additional`` are declared additional
+    fields by wire name; the others get their defaults. Other keywords are model fields (``is_active``).
+    Raises IntegrityError when the address (or the username) is taken; callers decide the answer.
+    """
+    return save(build(**fields))
+
+
+def made_up(new, pk):
+    """``new`` (from :func:`build`) as :func:`save` would leave it, keyed ``pk`` but never stored: what
+    sign-up's made-up user is rendered from with :func:`to_wire`."""
+    user = new.user
+    user.pk = type(user)._meta.pk.to_python(pk)
+    for field in user._meta.concrete_fields:
+        # What save() would stamp (an auto_now updated_at); other pre_save hooks (files) are left alone.
+        if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+            field.pre_save(user, add=True)
     return user
 
 

@@ -6,8 +6,9 @@ from datetime import timezone as dt_timezone
 def iso(value):
     if value is None:
         return None
-    value = value.astimezone(dt_timezone.utc)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    # isoformat pads years below 1000 to four digits (strftime's %Y does not, on glibc) and cuts to
+    # milliseconds as JavaScript's toISOString does.
+    return value.astimezone(dt_timezone.utc).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 def user(record):

@@ -9,11 +9,15 @@ from datetime import datetime, timezone
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.exceptions import FieldDoesNotExist
+from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
+from django.db import models
+from rest_framework import serializers
 
-from authservice import additional_fields, users
+from authservice import additional_fields, auth, users
 from authservice.additional_field_checks import check_model_fields
+from authservice.api import inputs
 from authservice.checks import check_setting_values
+from authservice.errors import APIError
 from authservice.models import AuthProfile
 from tests.conftest import PASSWORD, error_of
 from tests.subprocess_pytest import run_pytest
@@ -87,6 +91,16 @@ def test_each_type_takes_its_own_values_only(api, declare, kind, good, bad):
     response = sign_up(api, extra=good)
     assert response.status_code == 200, response.content
     assert response.json()["user"]["extra"] == good
+
+
+@pytest.mark.parametrize(("kind", "value"), [("number", float("inf")), ("number", float("nan")),
+                                           ("number[]", [1, float("-inf")])])
+def test_an_in_process_call_cannot_pass_a_number_json_cannot_carry(declare, kind, value):
+    declare({"extra": {"type": kind}})
+    with pytest.raises(APIError) as raised:
+        auth.api.sign_up_email(body={"name": "Ada", "email": "ada@example.com", "password": PASSWORD,
+                                     "extra": value})
+    assert (raised.value.status_code, raised.value.code) == (400, "VALIDATION_ERROR")
 
 
 def test_a_required_field_missing_at_sign_up_is_missing_field(api, declare):
@@ -308,6 +322,21 @@ def test_a_field_stored_in_a_managed_model_field_is_E014(configure):
     assert [problem.id for problem in check_model_fields()] == ["authservice.E014"]
 
 
+@pytest.mark.parametrize("field_name", ["is_staff", "is_superuser", "password", "email"])
+def test_a_field_stored_in_a_managed_model_field_is_refused_at_runtime_too(configure, field_name):
+    # A server started without system checks must not let users set it.
+    configure(user={"additional_fields": {"sneaky": {"type": "boolean", "field_name": field_name}}})
+    with pytest.raises(ImproperlyConfigured, match="E014"):
+        additional_fields.declared()
+
+
+def test_sign_up_cannot_set_a_managed_model_field(api, configure, db):
+    configure(user={"additional_fields": {"secret": {"type": "string", "field_name": "password"}}})
+    response = sign_up(api, secret="chosen-by-the-client")
+    assert response.status_code == 500
+    assert not get_user_model().objects.exists()
+
+
 @needs_model_field
 def test_a_model_field_that_cannot_hold_the_type_is_E014(configure):
     configure(user={"additional_fields": {"favoriteColor": {"type": "number"}}})
@@ -332,3 +361,38 @@ def test_snake_case_of_wire_names():
 def test_dates_go_over_the_wire_as_iso_strings_with_milliseconds():
     value = datetime(2024, 5, 1, 10, 0, 0, 123456, tzinfo=timezone.utc)
     assert additional_fields.to_wire_value(value) == "2024-05-01T10:00:00.123Z"
+
+
+def test_dates_before_the_year_1000_keep_four_digit_years_on_the_wire():
+    assert additional_fields.to_wire_value(datetime(1, 1, 1, tzinfo=timezone.utc)) == "0001-01-01T00:00:00.000Z"
+
+
+# --- the model column's bounds ------------------------------------------------------------------------
+@pytest.mark.parametrize(("column", "kind", "bounds"), [
+    (models.CharField(max_length=40), "string", {"max_length": 40}),
+    (models.TextField(), "string", {}),
+    (models.SmallIntegerField(), "number", {"integer": True, "minimum": -32768, "maximum": 32767}),
+    (models.PositiveIntegerField(), "number", {"integer": True, "minimum": 0, "maximum": 2147483647}),
+    (models.DecimalField(max_digits=5, decimal_places=2), "number", {"minimum": -999.99, "maximum": 999.99}),
+    (models.FloatField(), "number", {}),
+    (models.JSONField(), "string", {}),
+])
+def test_a_model_column_bounds_the_input_it_stores(column, kind, bounds):
+    assert additional_fields.column_bounds(column, kind) == bounds
+
+
+@pytest.mark.parametrize(("value", "error"), [
+    (2.5, "Invalid input: expected int, received number"),
+    (32768, "Too big: expected number to be <=32767"),
+    (-32769, "Too small: expected number to be >=-32768"),
+])
+def test_a_number_past_its_column_bounds_is_refused(value, error):
+    field = inputs.Number(**additional_fields.column_bounds(models.SmallIntegerField(), "number"))
+    with pytest.raises(serializers.ValidationError) as raised:
+        field.run_validation(value)
+    assert raised.value.detail == [error]
+
+
+def test_a_number_within_its_column_bounds_passes():
+    field = inputs.Number(**additional_fields.column_bounds(models.SmallIntegerField(), "number"))
+    assert [field.run_validation(value) for value in (32767, -32768, 4.0)] == [32767, -32768, 4.0]

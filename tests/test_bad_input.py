@@ -48,6 +48,12 @@ def test_non_json_constants_are_400_bad_request(api, db, constant):
     assert error_of(response)["code"] == "BAD_REQUEST"
 
 
+@pytest.mark.parametrize("number", ["1e309", "-1e309", "[1, 1e999]"])
+def test_numbers_that_overflow_to_infinity_are_400_bad_request(api, db, number):
+    response = raw_post(api, "/sign-in/email", '{"email": %s, "password": "x"}' % number)
+    assert error_of(response)["code"] == "BAD_REQUEST"
+
+
 def test_a_json_null_body_is_a_validation_error(api, db):
     response = raw_post(api, "/sign-up/email", "null")
     assert error_of(response) == {"message": "[body] Invalid input: expected object, received null",

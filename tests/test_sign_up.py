@@ -5,6 +5,7 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 from django.core import mail
+from django.db import IntegrityError
 
 from authservice import users
 from authservice.models import Account, Session
@@ -165,6 +166,35 @@ def test_duplicates_are_found_case_insensitively(api, user):
 
 def test_a_duplicate_sets_no_cookie(api, user):
     assert set_cookies(sign_up(api)) == {}
+
+
+def test_an_address_taken_between_the_check_and_the_insert_is_a_422(api, user, monkeypatch):
+    # The concurrent sign-up committed after this one looked: the insert hits the unique constraint
+    # (raised here, as not every user model has one).
+    real_email_taken, looked = users.email_taken, []
+
+    def taken_after_the_first_look(email, **kwargs):
+        looked.append(email)
+        return len(looked) > 1 and real_email_taken(email, **kwargs)
+
+    def unique_constraint_failed(**kwargs):
+        raise IntegrityError("UNIQUE constraint failed")
+
+    monkeypatch.setattr(users, "email_taken", taken_after_the_first_look)
+    monkeypatch.setattr(users, "create", unique_constraint_failed)
+    response = sign_up(api, email="ada@example.com")
+    assert error_of(response)["code"] == "USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL"
+    assert len(looked) == 2
+
+
+def test_another_integrity_error_is_not_an_existence_answer(api, db, monkeypatch):
+    def refused(**kwargs):
+        raise IntegrityError("CHECK constraint failed")
+
+    monkeypatch.setattr(users, "create", refused)
+    response = sign_up(api, email="nobody@example.com")
+    assert response.status_code == 500
+    assert error_of(response)["code"] == "INTERNAL_SERVER_ERROR"
 
 
 # --- modes -------------------------------------------------------------------------------------

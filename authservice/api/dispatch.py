@@ -6,6 +6,7 @@ In-process calls skip the first four steps (there is no request to limit, route,
 
 import json
 import logging
+import math
 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.db import DatabaseError, DataError, InterfaceError, OperationalError
@@ -100,7 +101,7 @@ def _parse_body(request, endpoint):
             raise APIError(413, codes.PAYLOAD_TOO_LARGE) from None
         return {key: form.getlist(key)[-1] for key in form}
     try:
-        value = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+        value = json.loads(body.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
         # "\ud800" escapes decode to lone surrogates, which no database column can store.
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except (ValueError, RecursionError):  # UnicodeError is a ValueError
@@ -110,6 +111,15 @@ def _parse_body(request, endpoint):
 
 def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text):
+    """``1e309`` is valid JSON that Python reads as infinity, which no endpoint, column or answer can
+    carry (JSON has no infinity): refused as the literal ``Infinity`` is, so no handler ever sees one."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not a finite number")
+    return value
 
 
 class _JsonNull:

@@ -6,6 +6,7 @@ False, ``1`` becomes ``"1"``); these fields never do, because better-auth does n
 """
 
 import functools
+import math
 import re
 from datetime import timezone as dt_timezone
 
@@ -29,6 +30,8 @@ def js_type(value):
         return "null"
     if isinstance(value, bool):
         return "boolean"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Infinity"  # as zod 4 names them
     if isinstance(value, (int, float)):
         return "number"
     if isinstance(value, str):
@@ -129,18 +132,43 @@ class Boolean(_Strict):
         return data
 
 
+def _is_number(value):
+    """A JSON number: not a bool, and not infinity or NaN, which in-process callers can pass (the HTTP
+    body parser refuses them) and which no column or JSON answer can hold."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return not isinstance(value, float) or math.isfinite(value)
+
+
 class Number(_Strict):
+    """A finite number; ``integer``, ``minimum`` and ``maximum`` (inclusive) bound it as zod's
+    ``int()``/``gte``/``lte`` do (an additional field stored in an integer or decimal column)."""
+
     expected = "number"
 
+    def __init__(self, *, integer=False, minimum=None, maximum=None, **kwargs):
+        self.integer = integer
+        self.minimum = minimum
+        self.maximum = maximum
+        super().__init__(**kwargs)
+
     def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, (int, float)):
+        if not _is_number(data):
             self.wrong_type(data)
+        if self.integer and not (isinstance(data, int) or data.is_integer()):
+            raise serializers.ValidationError("Invalid input: expected int, received number")
+        if self.minimum is not None and data < self.minimum:
+            raise serializers.ValidationError(f"Too small: expected number to be >={self.minimum}")
+        if self.maximum is not None and data > self.maximum:
+            raise serializers.ValidationError(f"Too big: expected number to be <={self.maximum}")
         return data
 
 
 class DateTime(_Strict):
     """A date as JSON carries one (what ``JSON.stringify(new Date())`` gives): an ISO 8601 string.
-    A time without a zone is UTC; the value is an aware datetime."""
+    A time without a zone is UTC; the value is an aware datetime in UTC. One whose UTC instant falls
+    outside datetime's years 1-9999 (``9999-12-31T23:59:59-01:00``) is refused here, because storing
+    and answering it (both in UTC) would raise."""
 
     expected = "date"
 
@@ -149,11 +177,13 @@ class DateTime(_Strict):
             self.wrong_type(data)
         try:
             value = parse_datetime(data.strip())
-        except ValueError:
+            if value is not None:
+                value = value.astimezone(dt_timezone.utc) if value.tzinfo else value.replace(tzinfo=dt_timezone.utc)
+        except (ValueError, OverflowError):
             value = None
         if value is None:
             raise serializers.ValidationError("Invalid input: expected date, received Invalid Date")
-        return value if value.tzinfo else value.replace(tzinfo=dt_timezone.utc)
+        return value
 
 
 class Flag(_Strict):
@@ -192,7 +222,7 @@ class NumberList(_Strict):
         if not isinstance(data, list):
             self.wrong_type(data)
         for index, item in enumerate(data):
-            if isinstance(item, bool) or not isinstance(item, (int, float)):
+            if not _is_number(item):
                 raise serializers.ValidationError(
                     {str(index): f"Invalid input: expected number, received {js_type(item)}"}
                 )

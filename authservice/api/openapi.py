@@ -209,7 +209,13 @@ def field_schema(field):
         schema = {"type": "boolean"}
     elif isinstance(field, serializers.IntegerField):
         schema = {"type": "integer"}
-    elif isinstance(field, (inputs.Number, serializers.FloatField, serializers.DecimalField)):
+    elif isinstance(field, inputs.Number):
+        schema = {"type": "integer" if field.integer else "number"}
+        if field.minimum is not None:
+            schema["minimum"] = field.minimum
+        if field.maximum is not None:
+            schema["maximum"] = field.maximum
+    elif isinstance(field, (serializers.FloatField, serializers.DecimalField)):
         schema = {"type": "number"}
     elif isinstance(field, inputs.StringList):
         schema = {"type": "array", "items": {"type": "string"}}

@@ -2,10 +2,8 @@
 
 from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
-from authservice import (additional_fields, app_settings, django_auth_signals, hashers, signals, user_ids,
-                         users, wire)
+from authservice import additional_fields, app_settings, django_auth_signals, hashers, signals, user_ids, users
 from authservice.api.inputs import is_email
 from authservice.errors import APIError, codes
 from authservice.flows import passwords, sessions, verification
@@ -19,13 +17,11 @@ def _send_on_sign_up():
     return configured
 
 
-def _fake_user(email, name, image, additional):
-    """The made-up user of the no-session sign-up answer: a duplicate looks like a new account, down
-    to the type of its id and its additional fields."""
-    now = timezone.now()
-    return {"id": user_ids.next_user_id(), "name": name, "email": email, "emailVerified": False,
-            "image": image, "createdAt": wire.iso(now), "updatedAt": wire.iso(now),
-            **additional_fields.wire_values_of_new(additional)}
+def _fake_user(email, name, image, password_hash, additional):
+    """The made-up user of the no-session sign-up answer: built and rendered by the same code as a
+    new account (``users.build``, ``users.to_wire``), so nothing but the id's freshness tells them apart."""
+    new = users.build(email=email, name=name, image=image, password_hash=password_hash, additional=additional)
+    return users.to_wire(users.made_up(new, user_ids.next_user_id()))
 
 
 def sign_up(ctx, *, name, email, password, image=None, callback_url=None, remember=True, body=None):
@@ -48,7 +44,7 @@ def sign_up(ctx, *, name, email, password, image=None, callback_url=None, rememb
             if users.email_taken(email):
                 if not without_session:
                     raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL)
-                fake = _fake_user(email, name, image, additional)
+                fake = _fake_user(email, name, image, hashed, additional)
                 if mails:
                     # For the made-up id, which the task finds no account for: nobody gets mail.
                     verification.queue_verification_mail(ctx, email=email, user_id=fake["id"],
@@ -62,7 +58,11 @@ def sign_up(ctx, *, name, email, password, image=None, callback_url=None, rememb
             if mails:
                 verification.queue_verification_mail(ctx, email=users.email_of(user), user_id=user.pk,
                                                      callback_url=callback_url)
-    except IntegrityError:  # the same address signed up concurrently
+    except IntegrityError:
+        # The same address signed up concurrently: "exists" only when it now does. Any other
+        # constraint (a value a column refuses) is a bug to surface, never an existence answer (I7).
+        if not users.email_taken(email):
+            raise
         raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL) from None
     # After the block: a receiver that raises must not roll the new user back.
     signals.user_created.send(sender=type(user), user=user, provider=Account.CREDENTIAL)
