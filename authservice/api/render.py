@@ -41,16 +41,20 @@ def harden(response):
     return response
 
 
-def _session_vary():
-    return ["Cookie", "Authorization"] if bearer.enabled() else ["Cookie"]
+def _cache_policy(ctx):
+    """(the headers to vary on, whether ``private``): varies on what names the session when ``ctx``
+    read it or sets a cookie; private when it sets one. The one rule for HTTP and in-process answers."""
+    varies = ctx._session_loaded or bool(ctx.response_cookies)
+    vary = (["Cookie", "Authorization"] if bearer.enabled() else ["Cookie"]) if varies else []
+    return vary, bool(ctx.response_cookies)
 
 
 def keep_out_of_shared_caches(ctx, response):
-    """``Vary`` on what names the session when ``ctx`` read it or sets a cookie; ``private`` when it
-    sets one. Header patching only: no lookup of its own."""
-    if ctx._session_loaded or ctx.response_cookies:
-        patch_vary_headers(response, _session_vary())
-    if ctx.response_cookies:
+    """Apply :func:`_cache_policy` to ``response``. Header patching only: no lookup of its own."""
+    vary, private = _cache_policy(ctx)
+    if vary:
+        patch_vary_headers(response, vary)
+    if private:
         patch_cache_control(response, private=True)
 
 
@@ -151,11 +155,12 @@ def headers_of(ctx, extra=None):
         headers.set(bearer.HEADER, token)
         headers.set("access-control-expose-headers",
                     bearer.add_exposed_header(headers.get("access-control-expose-headers")))
-    if ctx._session_loaded or ctx.response_cookies:
-        vary = [v.strip() for v in (headers.get("vary") or "").split(",") if v.strip()]
-        vary += [name for name in _session_vary() if name.lower() not in {v.lower() for v in vary}]
-        headers.set("vary", ", ".join(vary))
-    if ctx.response_cookies:
+    vary, private = _cache_policy(ctx)
+    if vary:
+        present = [v.strip() for v in (headers.get("vary") or "").split(",") if v.strip()]
+        present += [name for name in vary if name.lower() not in {v.lower() for v in present}]
+        headers.set("vary", ", ".join(present))
+    if private:
         headers.set("cache-control", "private")
     if ctx.endpoint is not None and ctx.endpoint.no_store:
         headers.set("cache-control", "no-store")

@@ -42,7 +42,7 @@ def has_credential(user):
     """
     if not user.has_usable_password():
         return False
-    return Account.objects.filter(user=user, provider_id=Account.CREDENTIAL).exists() or not users.layout().own
+    return not users.layout().own or Account.objects.filter(user=user, provider_id=Account.CREDENTIAL).exists()
 
 
 def ensure_credential_account(user):
