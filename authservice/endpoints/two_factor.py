@@ -11,7 +11,7 @@ from authservice.api.registry import endpoint
 from authservice.errors import APIError, codes
 from authservice.flows import passwords, sessions
 from authservice.models import TwoFactor
-from authservice.two_factor import backup_codes, challenge, crypto, devices, otp, totp
+from authservice.two_factor import backup_codes, challenge, crypto, devices, otp, reset, totp
 
 # better-auth's plugin rule: 3 requests per 10 s per IP on each /two-factor/ path.
 ratelimit.add_rule(lambda path: path.startswith("/two-factor/") and two_factor.enabled(), 10, 3)
@@ -77,19 +77,10 @@ class PasswordInput(inputs.Input):
 def disable_two_factor(ctx):
     user = sessions.get_session(ctx).user
     _check_password(user, ctx.body["password"])
-    two_factor_reset(user)
+    reset.clear(user)
     ctx.delete_cookie(devices.COOKIE)
     signals.two_factor_disabled.send(sender=type(user), user=user, reset_by=None)
     return {"status": True}
-
-
-def two_factor_reset(user):
-    """Every factor of ``user`` gone: TOTP, backup codes, trusted devices, pending sign-ins."""
-    users.set_two_factor_enabled(user, False)
-    TwoFactor.objects.filter(user=user).delete()
-    backup_codes.BackupCode.objects.filter(user=user).delete()
-    devices.revoke_all(user)
-    challenge.forget_user(user)
 
 
 @_register("POST", "/two-factor/get-totp-uri", name="get_totp_uri", body=PasswordInput, guard="session",
