@@ -37,12 +37,17 @@ def methods_of(user):
     return found
 
 
+def required(user):
+    """Whether a session for ``user`` must pass a second factor first."""
+    return bool(app_settings.two_factor.enabled and users.two_factor_enabled_of(user))
+
+
 def begin_sign_in(ctx, user, remember):
     """The sign-in answer when ``user`` must give a second factor, else ``None`` (go on and sign in).
 
     Called before any session exists: a trusted device of this very user skips the check.
     """
-    if not (app_settings.two_factor.enabled and users.two_factor_enabled_of(user)):
+    if not required(user):
         return None
     if devices.skip_for(ctx, user):
         return None
