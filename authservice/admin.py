@@ -57,24 +57,39 @@ class UserChangeFormForEmail(_EmailFormMixin, UserChangeForm):
         fields = "__all__"
 
 
+def _reset_two_factor(model_admin, request, users_):
+    from authservice.two_factor import reset
+
+    for user in users_:
+        reset.reset(user, by=f"admin {request.user.pk}")
+        model_admin.log_change(request, user, "Reset two-factor authentication")
+    model_admin.message_user(request, f"Two-factor authentication reset for {len(users_)} user(s).")
+
+
 class UserAdmin(DjangoUserAdmin):
     """Also usable for a project's own subclass: ``admin.site.register(MyUser, UserAdmin)``."""
 
     form = UserChangeFormForEmail
     add_form = UserCreationForm
     ordering = ("-created_at",)
-    list_display = ("email", "name", "email_verified", "is_staff", "created_at")
-    list_filter = ("email_verified", "is_staff", "is_superuser", "is_active")
+    list_display = ("email", "name", "email_verified", "two_factor_enabled", "is_staff", "created_at")
+    list_filter = ("email_verified", "two_factor_enabled", "is_staff", "is_superuser", "is_active")
     search_fields = ("email", "name", "id")
-    readonly_fields = ("id", "created_at", "updated_at", "last_login")
+    readonly_fields = ("id", "created_at", "updated_at", "last_login", "two_factor_enabled")
+    actions = ["reset_two_factor"]
     fieldsets = (
         (None, {"fields": ("id", "email", "password")}),
         ("Profile", {"fields": ("name", "image", "email_verified")}),
         ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
+        ("Two-factor authentication", {"fields": ("two_factor_enabled",)}),
         ("Dates", {"fields": ("last_login", "created_at", "updated_at")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),)
     inlines = [AccountInline, SessionInline]
+
+    @admin.action(description="Reset two-factor authentication (TOTP, backup codes, trusted devices, passkeys)")
+    def reset_two_factor(self, request, queryset):
+        _reset_two_factor(self, request, queryset)
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
@@ -129,8 +144,13 @@ class VerificationAdmin(admin.ModelAdmin):
 if not users.layout().own:
     @admin.register(AuthProfile)
     class AuthProfileAdmin(admin.ModelAdmin):
-        list_display = ("user", "email_verified", "created_at", "updated_at")
-        list_filter = ("email_verified",)
+        list_display = ("user", "email_verified", "two_factor_enabled", "created_at", "updated_at")
+        list_filter = ("email_verified", "two_factor_enabled")
         list_select_related = ("user",)
         search_fields = (f"user__{users.email_field()}",)
-        readonly_fields = ("user", "created_at", "updated_at")
+        readonly_fields = ("user", "created_at", "updated_at", "two_factor_enabled")
+        actions = ["reset_two_factor"]
+
+        @admin.action(description="Reset two-factor authentication of these users")
+        def reset_two_factor(self, request, queryset):
+            _reset_two_factor(self, request, [profile.user for profile in queryset.select_related("user")])

@@ -22,7 +22,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 from authservice.conf import NamespacedSettings
-from authservice.setting_shapes import AdditionalFields, BasePath, Origin, RateRules, SocialProviders
+from authservice.setting_shapes import AdditionalFields, BasePath, Origin, RateRules, RequiredFor, SocialProviders
 from authservice.setting_types import URL, Bool, Choice, CookieName, DictOf, DottedPath, Int, ListOf, Optional, Str
 
 DEFAULTS: dict[str, Any]
@@ -173,6 +173,49 @@ DEFAULTS = {
         # field when the model has it, else in AuthProfile.data (JSON). See docs/additional-fields.md.
         "additional_fields": {},
     },
+    # better-auth's ``twoFactor`` plugin: TOTP, e-mail codes, backup codes, trusted devices
+    # (docs/mfa.md). Off, its endpoints have no routes and the user carries no ``twoFactorEnabled``.
+    "two_factor": {
+        "enabled": False,
+        # The issuer an authenticator app shows; ``None``: the base URL's host name.
+        "issuer": None,
+        # ``/two-factor/enable`` turns TOTP on at once, without a first valid code.
+        "skip_verification_on_enable": False,
+        # Seconds a trusted device skips the second factor (rotated on each use).
+        "trust_device_max_age": 2592000,
+        # Seconds a pending sign-in (the two_factor cookie) waits for its code.
+        "two_factor_cookie_max_age": 600,
+        "otp": {
+            # Codes by e-mail, through the mail queue (I7).
+            "enabled": True,
+            # Minutes a mailed code lives (better-auth's ``period``).
+            "period": 3,
+            "digits": 6,
+            # Wrong guesses one mailed code survives.
+            "allowed_attempts": 5,
+        },
+        "totp": {
+            "digits": 6,
+            # Seconds per code; codes of the step before and after are accepted too, each once.
+            "period": 30,
+        },
+        "backup_codes": {
+            "amount": 10,
+            "length": 10,
+        },
+        # better-auth's accountLockout: consecutive wrong codes of one user, across sign-ins.
+        "account_lockout": {
+            "enabled": True,
+            "max_failed_attempts": 10,
+            "duration_seconds": 900,
+        },
+        # Users who must enrol (e.g. ["is_staff", "is_superuser"] or "myapp.mfa.required"); not yet
+        # enforced.
+        "required_for": None,
+        # Former ``secret`` values: TOTP secrets encrypted under them still decrypt until
+        # ``manage.py two_factor_reencrypt`` re-encrypts them under the current one (docs/mfa.md).
+        "secret_fallbacks": [],
+    },
     # Skip the Origin and callback-URL checks. Never implied by DEBUG or tests [D13].
     "disable_origin_check": False,
 }
@@ -201,6 +244,9 @@ TYPES = {
     "adapter": DottedPath("a dotted path to an adapter class", of_class=True, path_only=True),
     "social_providers": SocialProviders(),
     "user.additional_fields": AdditionalFields(),
+    "two_factor.issuer": Optional(Str()),
+    "two_factor.required_for": RequiredFor(),
+    "two_factor.secret_fallbacks": ListOf(Str()),
 }
 
 # Dicts whose keys are chosen by the user (ids, paths), returned as plain dicts.

@@ -22,7 +22,7 @@ from django.template import Context, TemplateDoesNotExist
 from django.template.loader import get_template
 
 KINDS = ("verify-email", "change-email-verification", "change-email-confirmation", "reset-password",
-         "delete-account")
+         "delete-account", "two-factor-otp")
 _DEFAULTS = Path(__file__).resolve().parent / "templates"
 
 

@@ -53,6 +53,8 @@ class AbstractAuthUser(AbstractBaseUser, PermissionsMixin):
     password = models.CharField("password", max_length=255, blank=True)
     is_staff = models.BooleanField(default=False)
     is_active = models.BooleanField(default=True)
+    # better-auth's twoFactor plugin's user field; a column so get-session needs no extra query.
+    two_factor_enabled = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -101,6 +103,7 @@ class AuthProfile(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
     # AUTHSERVICE["user"]["additional_fields"] the user model has no field for, by field_name.
     data = models.JSONField(default=dict, blank=True)
+    two_factor_enabled = models.BooleanField(default=False)
 
     class Meta:
         verbose_name = "authentication profile"
@@ -203,3 +206,64 @@ class RateLimitCounter(models.Model):
     key = models.CharField(max_length=128, primary_key=True)
     count = models.IntegerField(default=0)
     reset_at = models.DateTimeField()
+
+
+# --- two-factor authentication (authservice.two_factor) -----------------------------------------------
+class TwoFactor(models.Model):
+    """A user's TOTP factor: better-auth's ``twoFactor`` row, with the replay and lockout state."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=generate_id, editable=False)
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="two_factor")
+    secret = models.TextField()  # Fernet token of the base32 secret (two_factor/crypto.py)
+    verified = models.BooleanField(default=False)
+    # The highest TOTP time step accepted: a code is refused at or below it, so each code works once.
+    last_used_step = models.BigIntegerField(default=0)
+    failed_verification_count = models.IntegerField(default=0)
+    locked_until = models.DateTimeField(blank=True, null=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "two-factor (TOTP) factor"
+
+    def __str__(self):
+        return str(self.user_id)
+
+
+class BackupCode(models.Model):
+    """One single-use backup code, stored as a keyed hash: using it is deleting its row."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="backup_codes")
+    code_hash = models.CharField(max_length=64)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "code_hash"])]
+
+
+class TwoFactorChallenge(models.Model):
+    """A pending second-factor check: a sign-in between password and code (its id is the two_factor
+    cookie), or a signed-in user's e-mail code (``session_id`` set). Counters change atomically."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=generate_id, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    session_id = models.CharField(max_length=32, unique=True, blank=True, null=True)
+    remember = models.BooleanField(default=True)
+    attempts = models.IntegerField(default=0)
+    expires_at = models.DateTimeField()
+    otp_hash = models.CharField(max_length=64, blank=True, default="")
+    otp_expires_at = models.DateTimeField(blank=True, null=True)
+    otp_attempts = models.IntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+
+class TrustedDevice(models.Model):
+    """A browser that skips the second factor until ``expires_at``; deleting the row revokes it."""
+
+    id = models.CharField(primary_key=True, max_length=64, editable=False)  # trust-device-<random>
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="trusted_devices")
+    expires_at = models.DateTimeField()
+    user_agent = models.TextField(blank=True, default="")
+    ip_address = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "expires_at"])]

@@ -227,3 +227,17 @@ def _holds(kind, value):
     if kind == "string[]":
         return isinstance(value, list) and all(isinstance(item, str) for item in value)
     return isinstance(value, list) and all(number(item) for item in value)
+
+
+class RequiredFor(Type):
+    """Who must enrol a second factor: ``None``, user attributes that are true for them
+    (``["is_staff", "is_superuser"]``), or a dotted path to ``callable(user) -> bool``."""
+
+    label = "None, a list of user attribute names, or a dotted path to a callable"
+
+    def problems(self, value, name):
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return DottedPath().problems(value, name)
+        return ListOf(Str()).problems(value, name)

@@ -28,3 +28,9 @@ user_deleted: Signal = Signal()
 social_sign_in: Signal = Signal()
 # user, provider (id), account: a provider account attached to an existing user.
 account_linked: Signal = Signal()
+# user, method ("totp" or "otp"): a second factor turned on (after its first valid code).
+two_factor_enabled: Signal = Signal()
+# user, reset_by (None, or "admin"/"command" for a reset): every factor and trusted device gone.
+two_factor_disabled: Signal = Signal()
+# user, method ("totp", "otp", "backup_code"), session (the new one for a sign-in, else the caller's).
+two_factor_verified: Signal = Signal()

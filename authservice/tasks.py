@@ -41,3 +41,11 @@ def verification_mail(*, kind, email, base, callback_url, user_id=None, update_t
 
     verification.deliver(kind=kind, email=email, base=base, callback_url=callback_url,
                          user_id=user_id, update_to=update_to, request_type=request_type)
+
+
+@task()
+def two_factor_otp_mail(*, challenge_id):
+    """Make, store and mail a two-factor code for a live challenge (authservice.two_factor.otp)."""
+    from authservice.two_factor import otp  # noqa: PLC0415 - see above
+
+    otp.deliver(challenge_id=challenge_id)

@@ -28,7 +28,7 @@ from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from authservice import additional_fields, wire
+from authservice import additional_fields, app_settings, wire
 
 # better-auth's names of what a flow may change through :func:`update`.
 CHANGEABLE = ("name", "image", "email", "email_verified")
@@ -174,15 +174,41 @@ def to_wire(user):
             "createdAt": wire.iso(created_at_of(user)),
             "updatedAt": wire.iso(updated_at_of(user)),
         }
+    if app_settings.two_factor.enabled:
+        record["twoFactorEnabled"] = two_factor_enabled_of(user)
     if additional_fields.declared():
         # The profile is read only when a returned field lives there.
         record.update(additional_fields.wire_values(user, lambda: profile_of(user).data))
     return record
 
 
+def two_factor_enabled_of(user):
+    """better-auth's ``twoFactorEnabled``: a column of our own model (no query), else the profile's."""
+    if has_concrete_field(type(user)._meta.concrete_model, "two_factor_enabled"):
+        return bool(user.two_factor_enabled)
+    return profile_of(user).two_factor_enabled
+
+
+def set_two_factor_enabled(user, value):
+    from authservice.models import AuthProfile
+
+    model = type(user)._meta.concrete_model
+    if has_concrete_field(model, "two_factor_enabled"):
+        model._default_manager.filter(pk=user.pk).update(two_factor_enabled=value)
+        user.two_factor_enabled = value
+    else:
+        profile = profile_of(user)
+        AuthProfile.objects.filter(pk=profile.pk).update(two_factor_enabled=value)
+        profile.two_factor_enabled = value
+
+
+def _profile_has_two_factor():
+    return app_settings.two_factor.enabled and not has_concrete_field(get_user_model(), "two_factor_enabled")
+
+
 def with_users(queryset, path):
     """``queryset.select_related(path)``, with the users' profiles too where :func:`to_wire` reads them."""
-    if layout().needs_profile or additional_fields.any_in_profile():
+    if layout().needs_profile or additional_fields.any_in_profile() or _profile_has_two_factor():
         return queryset.select_related(path, f"{path}__auth_profile")
     return queryset.select_related(path)
 

@@ -2,7 +2,8 @@
 
 Environment variables (a contract; tooling outside this repository relies on these names):
 DATABASE_URL, SECRET_KEY, DEBUG, ALLOWED_HOSTS, AUTH_BASE_URL, AUTH_TRUSTED_ORIGINS, AUTH_RATE_LIMIT,
-EMAIL_URL, REDIS_URL, AUTH_IP_HEADER, AUTH_SOCIAL_PROVIDERS, AUTH_TASKS_BACKEND, AUTH_BEARER, AUTH_COOKIE_SAME_SITE. See
+EMAIL_URL, REDIS_URL, AUTH_IP_HEADER, AUTH_SOCIAL_PROVIDERS, AUTH_TASKS_BACKEND, AUTH_BEARER, AUTH_COOKIE_SAME_SITE,
+AUTH_TWO_FACTOR. See
 docs/example-project.md for each.
 """
 
@@ -151,6 +152,7 @@ AUTHSERVICE = {
     "bearer": {"enabled": env.bool("AUTH_BEARER", default=False)},
     # "none" for an SPA on another site (over https only); see docs/clients.md.
     "cookie_attributes": {"same_site": env.str("AUTH_COOKIE_SAME_SITE", default="lax")},
+    "two_factor": {"enabled": env.bool("AUTH_TWO_FACTOR", default=True)},
 }
 
 # The SSO plugin (sso.md, "Settings of the example project").

@@ -63,7 +63,7 @@ def test_sign_up_accepts_a_declared_field_and_returns_it(api, declare):
 
 def test_without_declared_fields_the_user_record_is_unchanged(api, db):
     assert set(sign_up(api).json()["user"]) == {"id", "name", "email", "emailVerified", "image", "createdAt",
-                                                "updatedAt"}
+                                                "updatedAt", "twoFactorEnabled"}  # the twoFactor plugin's
 
 
 def test_an_undeclared_key_is_ignored_as_before(api, declare):

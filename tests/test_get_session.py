@@ -13,7 +13,8 @@ from tests.test_cookies import make_session, set_cookie_lines, set_cookies
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 SESSION_KEYS = {"id", "token", "userId", "expiresAt", "createdAt", "updatedAt", "ipAddress",
                 "userAgent"}
-USER_KEYS = {"id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt"}
+# The example project turns the twoFactor plugin on (AUTH_TWO_FACTOR), which adds twoFactorEnabled.
+USER_KEYS = {"id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt", "twoFactorEnabled"}
 
 
 def test_get_session_answers_session_and_user(signed_in):

@@ -8,7 +8,8 @@ from authservice.models import Account, Session
 from tests.conftest import PASSWORD, ApiClient, error_of
 from tests.test_cookies import set_cookies
 
-USER_KEYS = {"id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt"}
+# The example project turns the twoFactor plugin on (AUTH_TWO_FACTOR), which adds twoFactorEnabled.
+USER_KEYS = {"id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt", "twoFactorEnabled"}
 
 
 class CountingHasher(MD5PasswordHasher):

@@ -13,7 +13,8 @@ from tests.conftest import PASSWORD, error_of
 from tests.test_cookies import set_cookies
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
-USER_KEYS = {"id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt"}
+# The example project turns the twoFactor plugin on (AUTH_TWO_FACTOR), which adds twoFactorEnabled.
+USER_KEYS = {"id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt", "twoFactorEnabled"}
 
 
 def sign_up(api, **body):

@@ -39,7 +39,9 @@ def test_the_wire_id_is_a_string(make_user):
 
 def test_the_wire_record_has_better_auths_keys(make_user):
     record = users.to_wire(make_user(name="Ada Lovelace", image="https://example.com/ada.png"))
-    assert list(record) == ["id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt"]
+    # twoFactorEnabled: the twoFactor plugin, on in the example project, adds it as better-auth does.
+    assert list(record) == ["id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt",
+                            "twoFactorEnabled"]
     assert record["name"] == "Ada Lovelace"
     assert record["email"] == "ada@example.com"
     assert record["image"] == "https://example.com/ada.png"

@@ -68,6 +68,7 @@ COMPONENTS = {
         ("id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt"),
         id=STRING, name=STRING, email=STRING, emailVerified=BOOLEAN,
         image={"type": ["string", "null"]}, createdAt=DATE, updatedAt=DATE,
+        twoFactorEnabled=BOOLEAN,  # while the two_factor plugin is enabled
     ),
     "Session": obj(
         ("id", "token", "userId", "expiresAt", "createdAt", "updatedAt", "ipAddress", "userAgent"),
@@ -118,8 +119,12 @@ SUCCESS = {
     "Success": Success(obj(("success",), success=BOOLEAN)),
     "SuccessMessage": Success(obj(("success", "message"), success=BOOLEAN, message=STRING)),
     "TokenUser": Success(obj(("token", "user"), token={"type": ["string", "null"]}, user=ref("User"))),
-    "SignIn": Success(obj(("redirect", "token", "user"), redirect=BOOLEAN, token=STRING, url=STRING,
-                          user=ref("User"))),
+    "SignIn": Success({"anyOf": [
+        obj(("redirect", "token", "user"), redirect=BOOLEAN, token=STRING, url=STRING, user=ref("User")),
+        # A user with two-factor authentication: no session yet (the two_factor plugin).
+        obj(("twoFactorRedirect", "twoFactorMethods"), twoFactorRedirect=BOOLEAN,
+            twoFactorMethods={"type": "array", "items": {"type": "string", "enum": ["totp", "otp"]}}),
+    ]}),
     "SessionUser": Success(obj(("session", "user"), session=ref("Session"), user=ref("User"))),
     "SessionUserOrNull": Success(
         nullable(obj(("session", "user"), session=ref("Session"), user=ref("User"))),
@@ -145,6 +150,14 @@ SUCCESS = {
                                 user=ref("User"), status=BOOLEAN)),
     "SocialLink": Success(obj(("url", "redirect"), url=STRING, redirect=BOOLEAN, status=BOOLEAN)),
     "UrlRedirect": Success(obj(("url", "redirect"), url=STRING, redirect=BOOLEAN)),
+    "TwoFactorEnabled": Success(obj(("method",), method={"type": "string", "enum": ["otp", "totp"]},
+                                    totpURI=STRING, backupCodes={"type": "array", "items": STRING})),
+    "TotpURI": Success(obj(("totpURI",), totpURI=STRING)),
+    "BackupCodes": Success(obj(("status", "backupCodes"), status=BOOLEAN,
+                               backupCodes={"type": "array", "items": STRING})),
+    "TrustedDeviceList": Success({"type": "array", "items": obj(
+        ("id", "createdAt", "expiresAt"), id=STRING, userAgent=STRING, ipAddress=STRING,
+        createdAt=DATE, expiresAt=DATE)}),
     "NoContent": Success(status="204", description="Done, no body"),
     # The SSO plugin and its organization subset (sso.md); kept loose where the plugin may add keys.
     "DomainVerificationToken": Success(obj(("domainVerificationToken",), domainVerificationToken=STRING),

@@ -38,6 +38,13 @@ class Endpoint:
     redirects: bool = False  # may answer a real 302 (core.md §1.7); documented in OpenAPI
     tags: tuple = ()
     extra: dict = field(default_factory=dict)
+    # A plugin's switch, read per call: while it answers False the endpoint has no route, no
+    # in-process function and no OpenAPI entry, as if it were never declared.
+    enabled: object = None
+
+    @property
+    def is_enabled(self):
+        return self.enabled is None or bool(self.enabled())
 
     def __post_init__(self):
         self.method = self.method.upper()
@@ -76,9 +83,9 @@ class Registry:
         """``(endpoint, params)`` for a request, or ``(None, None)``."""
         endpoint = self._static.get((method, path))
         if endpoint is not None:
-            return endpoint, {}
+            return (endpoint, {}) if endpoint.is_enabled else (None, None)
         for candidate in self._patterned:
-            if candidate.method == method:
+            if candidate.method == method and candidate.is_enabled:
                 params = candidate.match(path)
                 if params is not None:
                     return candidate, params
@@ -88,10 +95,10 @@ class Registry:
         return self._by_name[name]
 
     def __iter__(self):
-        return iter(self._by_name.values())
+        return iter([endpoint for endpoint in self._by_name.values() if endpoint.is_enabled])
 
     def __contains__(self, name):
-        return name in self._by_name
+        return name in self._by_name and self._by_name[name].is_enabled
 
 
 registry = Registry()

@@ -46,6 +46,8 @@ def sign_in_email(ctx):
         ctx, email=body["email"], password=body["password"],
         remember=body.get("rememberMe", True) is not False,
     )
+    if isinstance(session, dict):  # better-auth's twoFactorRedirect answer: no session yet
+        return session
     callback_url = body.get("callbackURL")
     if callback_url:
         ctx.response_headers.set("Location", callback_url)

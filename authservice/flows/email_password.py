@@ -8,6 +8,7 @@ from authservice.api.inputs import is_email
 from authservice.errors import APIError, codes
 from authservice.flows import passwords, sessions, verification
 from authservice.models import Account
+from authservice.two_factor import challenge as two_factor_challenge
 
 
 def _send_on_sign_up():
@@ -93,5 +94,9 @@ def sign_in(ctx, *, email, password, remember=True):
             verification.queue_verification_mail(ctx, email=users.email_of(user), user_id=user.pk)
         raise APIError(403, codes.EMAIL_NOT_VERIFIED)
     passwords.ensure_credential_account(user)
+    # Checked before any session exists: a user with 2FA gets a pending sign-in, never a session.
+    pending = two_factor_challenge.begin_sign_in(ctx, user, remember)
+    if pending is not None:
+        return pending, user
     session = sessions.create_session(ctx, user, remember)
     return session, user

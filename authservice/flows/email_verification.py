@@ -15,6 +15,7 @@ from authservice import app_settings, links, signals, users
 from authservice.api.context import Redirect
 from authservice.errors import APIError, codes
 from authservice.flows import passwords, sessions, verification
+from authservice.two_factor import challenge as two_factor_challenge
 
 CONFIRMATION = "change-email-confirmation"
 CHANGE_VERIFICATION = "change-email-verification"
@@ -100,7 +101,9 @@ def _sign_in(ctx, user):
     browser open, and switching it to the link's account would be login CSRF (I9)."""
     found = sessions.get_session(ctx)
     if found is None:
-        sessions.create_session(ctx, user)
+        # A mailed link proves the mailbox only: a user with 2FA signs in with the second factor.
+        if not two_factor_challenge.required(user):
+            sessions.create_session(ctx, user)
     elif found.user.pk == user.pk:
         sessions.set_session_cookie(ctx, found.session)
 
@@ -122,7 +125,8 @@ def _apply_change(ctx, user, payload, callback_url):
     old_email = users.email_of(user)
     _move_address(user, new_email, verified)
     if found is None:
-        sessions.create_session(ctx, user)
+        if not two_factor_challenge.required(user):  # as in _sign_in: a link is no second factor
+            sessions.create_session(ctx, user)
     else:
         sessions.set_session_cookie(ctx, found.session)
     signals.email_changed.send(sender=type(user), user=user, old_email=old_email, new_email=new_email)

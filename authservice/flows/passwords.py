@@ -62,6 +62,12 @@ def store_password(user, hashed):
     Account.objects.get_or_create(provider_id=Account.CREDENTIAL, account_id=user.pk,
                                   defaults={"user": user})
     revoke_reset_tokens(user)
+    # A new password ends what the old one opened: trusted devices and pending 2FA sign-ins. The
+    # factors themselves stay: a reset proves the mailbox, not the second factor.
+    from authservice.two_factor import challenge, devices  # noqa: PLC0415 - two_factor imports flows
+
+    devices.revoke_all(user)
+    challenge.forget_user(user)
 
 
 def revoke_reset_tokens(user):

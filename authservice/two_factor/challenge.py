@@ -1,0 +1,154 @@
+"""The second step of a sign-in, and every code check (better-auth's ``verifyTwoFactor``).
+
+A password sign-in of a user with 2FA creates no session: it stores a :class:`TwoFactorChallenge`
+and sets the signed ``two_factor`` cookie naming it. That cookie is read here and nowhere else, so
+it opens nothing but the verify and send-otp endpoints. A verification either runs for a signed-in
+user (enrolment, re-checks) or consumes the challenge and creates the session through
+``sessions.create_session``, the one place sessions are made.
+
+Guessing is bounded three ways: 5 wrong codes per challenge (the 6th try is
+``TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE`` and the challenge is gone), ``account_lockout`` across
+challenges per user, and the rate limiter's rule for ``/two-factor/*`` per IP.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db.models import F
+from django.utils import timezone
+
+from authservice import app_settings, signals, users
+from authservice.cookies import signed_value
+from authservice.errors import APIError, codes
+from authservice.flows import sessions
+from authservice.models import TwoFactor, TwoFactorChallenge
+from authservice.two_factor import devices
+
+COOKIE = "two_factor"
+ATTEMPTS_PER_CHALLENGE = 5  # better-auth's beginAttempt(5)
+
+
+def methods_of(user):
+    found = []
+    if TwoFactor.objects.filter(user=user, verified=True).exists():
+        found.append("totp")
+    if app_settings.two_factor.otp.enabled:
+        found.append("otp")
+    return found
+
+
+def required(user):
+    """Whether a session for ``user`` must pass a second factor first."""
+    return bool(app_settings.two_factor.enabled and users.two_factor_enabled_of(user))
+
+
+def begin_sign_in(ctx, user, remember):
+    """The sign-in answer when ``user`` must give a second factor, else ``None`` (go on and sign in).
+
+    Called before any session exists: a trusted device of this very user skips the check.
+    """
+    if not required(user):
+        return None
+    if devices.skip_for(ctx, user):
+        return None
+    max_age = app_settings.two_factor.two_factor_cookie_max_age
+    pending = TwoFactorChallenge.objects.create(
+        user=user, remember=remember, expires_at=timezone.now() + timedelta(seconds=max_age))
+    ctx.set_cookie(COOKIE, signed_value(pending.pk), max_age=max_age)
+    return {"twoFactorRedirect": True, "twoFactorMethods": methods_of(user)}
+
+
+@dataclass
+class Verification:
+    """Who is being verified: a signed-in user (``found``) or a pending sign-in (``pending``)."""
+
+    user: object
+    found: object = None
+    pending: TwoFactorChallenge | None = None
+
+    @property
+    def is_sign_in(self):
+        return self.pending is not None
+
+
+def _invalid_cookie():
+    return APIError(401, codes.INVALID_TWO_FACTOR_COOKIE)
+
+
+def start(ctx):
+    """The caller as a :class:`Verification`; 401 INVALID_TWO_FACTOR_COOKIE when neither fits."""
+    found = sessions.get_session(ctx)
+    if found is not None:
+        return Verification(user=found.user, found=found)
+    challenge_id = ctx.signed_cookie(COOKIE)
+    if not challenge_id:
+        raise _invalid_cookie()
+    pending = (TwoFactorChallenge.objects.select_related("user")
+               .filter(pk=challenge_id, session_id=None, expires_at__gt=timezone.now()).first())
+    if pending is None or not getattr(pending.user, "is_active", True):
+        raise _invalid_cookie()
+    return Verification(user=pending.user, pending=pending)
+
+
+def factor_of(user):
+    return TwoFactor.objects.filter(user=user).first()
+
+
+def check_not_locked(check, factor):
+    lockout = app_settings.two_factor.account_lockout
+    if not (check.is_sign_in and lockout.enabled and factor is not None and factor.locked_until):
+        return
+    if factor.locked_until > timezone.now():
+        raise APIError(429, codes.ACCOUNT_TEMPORARILY_LOCKED)
+    TwoFactor.objects.filter(pk=factor.pk, locked_until__lte=timezone.now()).update(
+        failed_verification_count=0, locked_until=None)
+
+
+def begin_attempt(ctx, check):
+    """Count this try against the challenge before the code is looked at (one atomic UPDATE)."""
+    if not check.is_sign_in:
+        return
+    counted = TwoFactorChallenge.objects.filter(
+        pk=check.pending.pk, attempts__lt=ATTEMPTS_PER_CHALLENGE).update(attempts=F("attempts") + 1)
+    if not counted:
+        TwoFactorChallenge.objects.filter(pk=check.pending.pk).delete()
+        ctx.delete_cookie(COOKIE)
+        raise APIError(400, codes.TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE)
+
+
+def record_failure(check, factor):
+    lockout = app_settings.two_factor.account_lockout
+    if not (check.is_sign_in and lockout.enabled and factor is not None):
+        return
+    TwoFactor.objects.filter(pk=factor.pk).update(failed_verification_count=F("failed_verification_count") + 1)
+    TwoFactor.objects.filter(pk=factor.pk, failed_verification_count__gte=lockout.max_failed_attempts).update(
+        locked_until=timezone.now() + timedelta(seconds=lockout.duration_seconds))
+
+
+def reset_failures(check, factor):
+    if check.is_sign_in and factor is not None:
+        TwoFactor.objects.filter(pk=factor.pk).update(failed_verification_count=0, locked_until=None)
+
+
+def succeed(ctx, check, method, trust_device=False, create_session=True):
+    """The answer of a valid code: ``{token, user}``, a new session for a pending sign-in."""
+    user = check.user
+    if not check.is_sign_in:
+        signals.two_factor_verified.send(sender=type(user), user=user, method=method, session=check.found.session)
+        return {"token": check.found.session.token, "user": users.to_wire(user)}
+    deleted, _ = TwoFactorChallenge.objects.filter(pk=check.pending.pk).delete()
+    ctx.delete_cookie(COOKIE)
+    if not deleted:  # a concurrent request used the same challenge first
+        raise _invalid_cookie()
+    session = None
+    if create_session:
+        session = sessions.create_session(ctx, user, check.pending.remember)
+    if trust_device:
+        devices.trust(ctx, user)
+    signals.two_factor_verified.send(sender=type(user), user=user, method=method, session=session)
+    return {"token": session.token if session else None, "user": users.to_wire(user)}
+
+
+def forget_user(user):
+    """End every pending sign-in of ``user`` (a password change, a reset of its factors)."""
+    TwoFactorChallenge.objects.filter(user=user).delete()

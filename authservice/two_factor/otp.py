@@ -1,0 +1,77 @@
+"""Codes by e-mail (better-auth's ``otp`` method), through the mail queue (I7).
+
+``send-otp`` only enqueues a task naming the challenge: the task makes the code, stores its keyed hash
+on the challenge and mails it, so no code sits in the queue and the request costs the same whoever
+asks. A new code replaces the previous one and gets a fresh ``allowed_attempts``.
+"""
+
+import secrets
+from datetime import timedelta
+
+from django.db.models import F
+from django.utils import timezone
+
+from authservice import app_settings, tasks, users
+from authservice.adapter import get_adapter
+from authservice.errors import APIError, codes
+from authservice.models import TwoFactorChallenge
+from authservice.tokens import constant_time_equals
+from authservice.two_factor.crypto import code_hash
+
+
+def _session_challenge(check):
+    """The challenge row of a signed-in user's code: one per session, kept as long as the session."""
+    session = check.found.session
+    pending, _ = TwoFactorChallenge.objects.get_or_create(
+        session_id=session.pk, defaults={"user": check.user, "expires_at": session.expires_at})
+    return pending
+
+
+def send(ctx, check):
+    if not app_settings.two_factor.otp.enabled:
+        raise APIError(400, codes.OTP_NOT_CONFIGURED)
+    pending = check.pending if check.is_sign_in else _session_challenge(check)
+    tasks.two_factor_otp_mail.enqueue(challenge_id=pending.pk)
+    return {"status": True}
+
+
+def deliver(*, challenge_id):
+    """The task's half: a new code for a live challenge of an active user, mailed to that user."""
+    options = app_settings.two_factor.otp
+    pending = TwoFactorChallenge.objects.select_related("user").filter(
+        pk=challenge_id, expires_at__gt=timezone.now()).first()
+    if pending is None or not getattr(pending.user, "is_active", True):
+        return
+    code = "".join(secrets.choice("0123456789") for _ in range(options.digits))
+    TwoFactorChallenge.objects.filter(pk=pending.pk).update(
+        otp_hash=code_hash(code), otp_attempts=0,
+        otp_expires_at=timezone.now() + timedelta(minutes=options.period))
+    address = users.email_of(pending.user)
+    get_adapter().send_mail("two-factor-otp", address, {
+        "user": pending.user, "email": address, "otp": code, "minutes": options.period})
+
+
+def verify(check, code):
+    """``True`` for the live mailed code; 400 OTP_HAS_EXPIRED / TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE."""
+    if not app_settings.two_factor.otp.enabled:
+        raise APIError(400, codes.OTP_NOT_CONFIGURED)
+    if check.is_sign_in:
+        pending = check.pending
+    else:
+        pending = TwoFactorChallenge.objects.filter(session_id=check.found.session.pk).first()
+    now = timezone.now()
+    if pending is None:
+        raise APIError(400, codes.OTP_HAS_EXPIRED)
+    pending.refresh_from_db(fields=["otp_hash", "otp_expires_at", "otp_attempts"])
+    if not pending.otp_hash or pending.otp_expires_at is None or pending.otp_expires_at <= now:
+        raise APIError(400, codes.OTP_HAS_EXPIRED)
+    allowed = app_settings.two_factor.otp.allowed_attempts
+    # Counted before comparing, atomically: parallel guesses cannot share one attempt.
+    counted = TwoFactorChallenge.objects.filter(
+        pk=pending.pk, otp_hash=pending.otp_hash, otp_attempts__lt=allowed).update(otp_attempts=F("otp_attempts") + 1)
+    if not counted:
+        raise APIError(400, codes.TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE)
+    if not isinstance(code, str) or not constant_time_equals(code_hash(code.strip()), pending.otp_hash):
+        return False
+    # Used once: the code is wiped by the request that matched it.
+    return bool(TwoFactorChallenge.objects.filter(pk=pending.pk, otp_hash=pending.otp_hash).update(otp_hash=""))

@@ -1,0 +1,36 @@
+"""Turning every second factor of a user off: the user's own disable, the admin's and the command's reset."""
+
+import logging
+
+from authservice import signals, users
+from authservice.models import BackupCode, TwoFactor
+from authservice.two_factor import challenge, devices
+
+logger = logging.getLogger("authservice.mfa")
+
+
+def clear(user):
+    """TOTP, backup codes, trusted devices and pending sign-ins of ``user`` gone; 2FA off."""
+    users.set_two_factor_enabled(user, False)
+    TwoFactor.objects.filter(user=user).delete()
+    BackupCode.objects.filter(user=user).delete()
+    devices.revoke_all(user)
+    challenge.forget_user(user)
+
+
+def _clear_passkeys(user):
+    """The user's passkeys, where the passkey plugin is installed; how many were deleted."""
+    try:
+        from authservice.passkey.models import Passkey  # noqa: PLC0415 - optional plugin
+    except ImportError:
+        return 0
+    deleted, _ = Passkey.objects.filter(user=user).delete()
+    return deleted
+
+
+def reset(user, by):
+    """An operator's reset of a locked-out ``user``: every factor, logged at WARNING (``by`` says who)."""
+    clear(user)
+    passkeys = _clear_passkeys(user)
+    logger.warning("MFA reset for user %s by %s (passkeys deleted: %d)", user.pk, by, passkeys)
+    signals.two_factor_disabled.send(sender=type(user), user=user, reset_by=by)
