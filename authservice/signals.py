@@ -28,3 +28,7 @@ user_deleted: Signal = Signal()
 social_sign_in: Signal = Signal()
 # user, provider (id), account: a provider account attached to an existing user.
 account_linked: Signal = Signal()
+# user, passkey: a WebAuthn credential registered by the user (passkey plugin).
+passkey_added: Signal = Signal()
+# user, passkey: a passkey deleted by its user or in the admin (the row is gone; its fields are kept).
+passkey_removed: Signal = Signal()

@@ -9,5 +9,6 @@ MODULES = [
     "authservice.endpoints.verification",
     "authservice.endpoints.password",
     "authservice.endpoints.social",
+    "authservice.endpoints.passkey",
     "authservice.endpoints.openapi",
 ]
