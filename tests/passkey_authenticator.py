@@ -17,6 +17,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 
 UP, UV, BE, BS, AT = 0x01, 0x04, 0x08, 0x10, 0x40
+RP_ID = "127.0.0.1"  # the base URL's hostname (tests/conftest.py ORIGIN)
+ORIGIN = "http://127.0.0.1:8000"
 
 
 def b64url(data):
@@ -78,3 +80,19 @@ class SoftAuthenticator:
                 "clientExtensionResults": {},
                 "response": {"clientDataJSON": b64url(client_data), "authenticatorData": b64url(auth_data),
                              "signature": b64url(signature), "userHandle": self.user_handle}}
+
+
+def register(client, authenticator, **body):
+    """Run a registration ceremony for ``client``'s user; the verify-registration response."""
+    options = client.api_get("/passkey/generate-register-options")
+    assert options.status_code == 200, options.content
+    return client.api_post("/passkey/verify-registration",
+                           {"response": authenticator.create(options.json()), **body})
+
+
+def sign_in(client, authenticator, **kwargs):
+    """Run a sign-in ceremony in ``client``; ``kwargs`` bend the assertion (see SoftAuthenticator.get)."""
+    options = client.api_get("/passkey/generate-authenticate-options")
+    assert options.status_code == 200, options.content
+    return client.api_post("/passkey/verify-authentication",
+                           {"response": authenticator.get(options.json(), **kwargs)})

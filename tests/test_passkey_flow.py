@@ -7,29 +7,12 @@ from django.contrib.auth.signals import user_logged_in
 from authservice import signals
 from authservice.models import Passkey, Session
 from tests.conftest import ApiClient, error_of
-from tests.passkey_authenticator import SoftAuthenticator
-
-RP_ID = "127.0.0.1"  # the base URL's hostname (tests/conftest.py ORIGIN)
-ORIGIN = "http://127.0.0.1:8000"
+from tests.passkey_authenticator import ORIGIN, RP_ID, SoftAuthenticator, register, sign_in
 
 
 @pytest.fixture
 def authenticator():
     return SoftAuthenticator(RP_ID, ORIGIN)
-
-
-def register(client, authenticator, **body):
-    options = client.api_get("/passkey/generate-register-options")
-    assert options.status_code == 200, options.content
-    return client.api_post("/passkey/verify-registration",
-                           {"response": authenticator.create(options.json()), **body})
-
-
-def sign_in(client, authenticator, **kwargs):
-    options = client.api_get("/passkey/generate-authenticate-options")
-    assert options.status_code == 200, options.content
-    return client.api_post("/passkey/verify-authentication",
-                           {"response": authenticator.get(options.json(), **kwargs)})
 
 
 @pytest.fixture
