@@ -15,7 +15,8 @@ TAGS = ("passkey",)
 class RegistrationOptionsQuery(inputs.Input):
     authenticatorAttachment = inputs.String(required=False)
     name = inputs.String(required=False, max_length=255)
-    context = inputs.String(required=False, max_length=1000)
+    # Bounded so a request line stays well under servers' limits (gunicorn: 4094 bytes, percent-encoded).
+    context = inputs.String(required=False, max_length=256)
 
 
 @endpoint("GET", "/passkey/generate-register-options", name="generate_passkey_registration_options",
