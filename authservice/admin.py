@@ -11,8 +11,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 
-from authservice import users
-from authservice.models import AbstractAuthUser, Account, AuthProfile, Session, User, Verification
+from authservice import signals, users
+from authservice.models import AbstractAuthUser, Account, AuthProfile, Passkey, Session, User, Verification
 
 # Forms of our UserAdmin describe an AbstractAuthUser model: the project's own subclass if it has
 # one, else authservice.User (even when swapped out, so this module imports under any user model).
@@ -33,6 +33,33 @@ class AccountInline(admin.TabularInline):
     extra = 0
     fields = ("provider_id", "account_id", "scope", "created_at")
     readonly_fields = fields
+
+
+def _passkey_removed(passkey, pk):
+    passkey.pk = pk  # Model.delete() cleared it; receivers are told which passkey went (signals.py)
+    signals.passkey_removed.send(sender=Passkey, user=passkey.user, passkey=passkey)
+
+
+class _PasskeyFormSet(forms.BaseInlineFormSet):
+    def delete_existing(self, obj, commit=True):
+        pk = obj.pk
+        super().delete_existing(obj, commit=commit)
+        if commit:
+            _passkey_removed(obj, pk)
+
+
+class PasskeyInline(admin.TabularInline):
+    """A user's passkeys; an admin deletes a lost or compromised one (the user registers it anew)."""
+
+    model = Passkey
+    formset = _PasskeyFormSet
+    extra = 0
+    fields = ("name", "device_type", "backed_up", "transports", "counter", "created_at")
+    readonly_fields = fields
+    can_delete = True
+
+    def has_add_permission(self, request, obj=None):
+        return False  # only the user's authenticator can make one
 
 
 class _EmailFormMixin:
@@ -85,7 +112,7 @@ class UserAdmin(DjangoUserAdmin):
         ("Dates", {"fields": ("last_login", "created_at", "updated_at")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),)
-    inlines = [AccountInline, SessionInline]
+    inlines = [AccountInline, SessionInline, PasskeyInline]
 
     @admin.action(description="Reset two-factor authentication (TOTP, backup codes, trusted devices, passkeys)")
     def reset_two_factor(self, request, queryset):
@@ -128,6 +155,32 @@ class AccountAdmin(admin.ModelAdmin):
     exclude = ("access_token", "refresh_token", "id_token")
     readonly_fields = ("user", "provider_id", "account_id", "access_token_expires_at",
                        "refresh_token_expires_at", "scope", "created_at", "updated_at")
+
+
+@admin.register(Passkey)
+class PasskeyAdmin(admin.ModelAdmin):
+    """Every user model's passkeys (a project's own user admin has no inline): list, search, delete."""
+
+    list_display = ("user", "name", "device_type", "backed_up", "created_at")
+    list_filter = ("device_type", "backed_up")
+    list_select_related = ("user",)
+    search_fields = (f"user__{users.email_field()}", "name")
+    readonly_fields = ("user", "name", "credential_id", "public_key", "counter", "device_type", "backed_up",
+                       "transports", "aaguid", "created_at")
+
+    def has_add_permission(self, request):
+        return False
+
+    def delete_model(self, request, obj):
+        pk = obj.pk
+        super().delete_model(request, obj)
+        _passkey_removed(obj, pk)
+
+    def delete_queryset(self, request, queryset):
+        removed = list(queryset.select_related("user"))
+        super().delete_queryset(request, queryset)
+        for passkey in removed:
+            _passkey_removed(passkey, passkey.pk)
 
 
 @admin.register(Verification)

@@ -216,6 +216,28 @@ DEFAULTS = {
         # ``manage.py two_factor_reencrypt`` re-encrypts them under the current one (docs/mfa.md).
         "secret_fallbacks": [],
     },
+    # better-auth's passkey plugin (@better-auth/passkey): WebAuthn registration and sign-in, see
+    # docs/passkeys.md. The RP ID, RP name and expected origins come from here, never from a request.
+    "passkey": {
+        "enabled": False,
+        # The WebAuthn relying-party ID; ``None``: the base URL's hostname, as better-auth. Browsers refuse
+        # an IP address: serve the service as a name (``localhost`` in development).
+        "rp_id": None,
+        # The name authenticators show; ``None``: "authservice".
+        "rp_name": None,
+        # Origins a ceremony may come from (clientDataJSON.origin). ``None``: the base URL's origin and
+        # every exact (non-glob) trusted origin. better-auth trusts the request's Origin header instead.
+        "origins": None,
+        # better-auth's authenticatorSelection, merged over residentKey/userVerification "preferred".
+        "authenticator_selection": {
+            "resident_key": "preferred",
+            "user_verification": "preferred",
+            # ``None``: any; "platform" or "cross-platform". The query's authenticatorAttachment wins.
+            "authenticator_attachment": None,
+        },
+        # Seconds a registration or sign-in challenge (and its cookie) lives; better-auth's 300.
+        "challenge_max_age": 300,
+    },
     # Skip the Origin and callback-URL checks. Never implied by DEBUG or tests [D13].
     "disable_origin_check": False,
 }
@@ -247,6 +269,12 @@ TYPES = {
     "two_factor.issuer": Optional(Str()),
     "two_factor.required_for": RequiredFor(),
     "two_factor.secret_fallbacks": ListOf(Str()),
+    "passkey.rp_id": Optional(Str()),
+    "passkey.rp_name": Optional(Str()),
+    "passkey.origins": Optional(ListOf(URL())),
+    "passkey.authenticator_selection.resident_key": Choice("discouraged", "preferred", "required"),
+    "passkey.authenticator_selection.user_verification": Choice("discouraged", "preferred", "required"),
+    "passkey.authenticator_selection.authenticator_attachment": Optional(Choice("platform", "cross-platform")),
 }
 
 # Dicts whose keys are chosen by the user (ids, paths), returned as plain dicts.

@@ -267,3 +267,27 @@ class TrustedDevice(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["user", "expires_at"])]
+
+
+class Passkey(models.Model):
+    """A WebAuthn credential of a user: better-auth's passkey record (@better-auth/passkey's schema)."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=generate_id, editable=False)
+    name = models.CharField(max_length=255, blank=True, null=True)
+    # The credential's COSE public key, standard base64 as better-auth stores it.
+    public_key = models.TextField()
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="auth_passkeys")
+    # base64url of the credential ID (at most 1023 bytes, WebAuthn §5.8.3). Unique: one credential
+    # belongs to one user, so an assertion names exactly one account (I1).
+    credential_id = models.CharField(max_length=1400, unique=True)
+    # The authenticator's signature counter; an assertion that does not raise it is a clone (refused).
+    counter = models.BigIntegerField(default=0)
+    # "singleDevice" or "multiDevice" (the BE flag, fixed at creation) and whether it is backed up now.
+    device_type = models.CharField(max_length=32)
+    backed_up = models.BooleanField(default=False)
+    transports = models.CharField(max_length=255, blank=True, default="")
+    aaguid = models.CharField(max_length=36, blank=True, null=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return self.name or f"passkey {self.id}"

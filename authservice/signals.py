@@ -34,3 +34,7 @@ two_factor_enabled: Signal = Signal()
 two_factor_disabled: Signal = Signal()
 # user, method ("totp", "otp", "backup_code"), session (the new one for a sign-in, else the caller's).
 two_factor_verified: Signal = Signal()
+# user, passkey: a WebAuthn credential registered by the user (passkey plugin).
+passkey_added: Signal = Signal()
+# user, passkey: a passkey deleted by its user or in the admin (the row is gone; its fields are kept).
+passkey_removed: Signal = Signal()

@@ -41,3 +41,20 @@ def account(record):
         "createdAt": iso(record.created_at),
         "updatedAt": iso(record.updated_at),
     }
+
+
+def passkey(record):
+    """@better-auth/passkey's record; the public key is public, the credential ID names no account."""
+    return {
+        "id": record.pk,
+        "name": record.name,
+        "publicKey": record.public_key,
+        "userId": str(record.user_id),
+        "credentialID": record.credential_id,
+        "counter": record.counter,
+        "deviceType": record.device_type,
+        "backedUp": record.backed_up,
+        "transports": record.transports,
+        "createdAt": iso(record.created_at),
+        "aaguid": record.aaguid,
+    }

@@ -153,6 +153,10 @@ AUTHSERVICE = {
     # "none" for an SPA on another site (over https only); see docs/clients.md.
     "cookie_attributes": {"same_site": env.str("AUTH_COOKIE_SAME_SITE", default="lax")},
     "two_factor": {"enabled": env.bool("AUTH_TWO_FACTOR", default=True)},
+    # better-auth's passkey plugin; the RP ID defaults to AUTH_BASE_URL's hostname (no IP address in a
+    # browser: use http://localhost:8000 to try passkeys locally).
+    "passkey": {"enabled": env.bool("AUTH_PASSKEY", default=True),
+                "rp_id": env.str("AUTH_PASSKEY_RP_ID", default="") or None},
 }
 
 # The SSO plugin (sso.md, "Settings of the example project").

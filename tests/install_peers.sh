@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need outside pip, only what is missing; safe to run again and again.
 #   - tests/js/node_modules (npm ci), again whenever package-lock.json changed
+#   - tests/js/passkey/node_modules likewise (the passkey client test's own better-auth 1.7.6)
 #   - Debian's chromium (the browser test; Playwright's own browser download cannot work here)
 #   - xmlsec1 (SAML signatures)
 #   - a Redis server answering on 127.0.0.1:6379 (the multi-process tests' Redis variant)
@@ -27,6 +28,17 @@ if [ ! -d tests/js/node_modules ] || [ "$(cat "$stamp" 2>/dev/null)" != "$lock_h
     echo "$lock_hash" > "$stamp"
 else
     echo "install_peers: tests/js/node_modules is current"
+fi
+
+# The passkey browser test's own pinned packages (@better-auth/passkey 1.7.6 needs better-auth 1.7.6).
+stamp=tests/js/passkey/node_modules/.package-lock.sha256
+lock_hash=$(sha256sum tests/js/passkey/package-lock.json | cut -d' ' -f1)
+if [ ! -d tests/js/passkey/node_modules ] || [ "$(cat "$stamp" 2>/dev/null)" != "$lock_hash" ]; then
+    echo "install_peers: npm ci --prefix tests/js/passkey"
+    npm ci --prefix tests/js/passkey --no-audit --no-fund
+    echo "$lock_hash" > "$stamp"
+else
+    echo "install_peers: tests/js/passkey/node_modules is current"
 fi
 
 if [ -x /usr/bin/chromium ]; then echo "install_peers: chromium is installed"; else apt_install chromium; fi

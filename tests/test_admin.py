@@ -88,8 +88,8 @@ def test_a_superuser_can_add_a_user(admin_client):
     response = admin_client.post("/admin/authservice/user/add/", {
         "email": "new@example.com", "name": "New", "password1": "a-Long-passw0rd!",
         "password2": "a-Long-passw0rd!", "usable_password": "true",
-        # The (read-only) account and session inlines' management forms.
-        **{f"{prefix}-{key}": value for prefix in ("auth_accounts", "auth_sessions")
+        # The (read-only) account, session and passkey inlines' management forms.
+        **{f"{prefix}-{key}": value for prefix in ("auth_accounts", "auth_sessions", "auth_passkeys")
            for key, value in (("TOTAL_FORMS", "0"), ("INITIAL_FORMS", "0"))}})
     assert response.status_code == 302, response.content[:2000]
     assert get_user_model().objects.get(email="new@example.com").check_password("a-Long-passw0rd!")
@@ -105,7 +105,7 @@ def _add_user(admin_client, email):
     return admin_client.post("/admin/authservice/user/add/", {
         "email": email, "name": "New", "password1": "a-Long-passw0rd!", "password2": "a-Long-passw0rd!",
         "usable_password": "true",
-        **{f"{prefix}-{key}": "0" for prefix in ("auth_accounts", "auth_sessions")
+        **{f"{prefix}-{key}": "0" for prefix in ("auth_accounts", "auth_sessions", "auth_passkeys")
            for key in ("TOTAL_FORMS", "INITIAL_FORMS")}})
 
 

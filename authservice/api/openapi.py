@@ -80,6 +80,12 @@ COMPONENTS = {
                        oidcConfig={"type": ["object", "null"]}, samlConfig={"type": ["object", "null"]}),
     "Organization": obj(("id", "name", "slug"), id=STRING, name=STRING, slug=STRING,
                         logo={"type": ["string", "null"]}, createdAt=DATE),
+    "Passkey": obj(
+        ("id", "publicKey", "userId", "credentialID", "counter", "deviceType", "backedUp", "createdAt"),
+        id=STRING, name={"type": ["string", "null"]}, publicKey=STRING, userId=STRING, credentialID=STRING,
+        counter={"type": "integer"}, deviceType={"enum": ["singleDevice", "multiDevice"]}, backedUp=BOOLEAN,
+        transports=STRING, createdAt=DATE, aaguid={"type": ["string", "null"]},
+    ),
     "Account": obj(
         ("id", "accountId", "providerId", "userId", "scopes", "createdAt", "updatedAt"),
         id=STRING, accountId=STRING, providerId=STRING, userId=STRING,
@@ -159,6 +165,12 @@ SUCCESS = {
         ("id", "createdAt", "expiresAt"), id=STRING, userAgent=STRING, ipAddress=STRING,
         createdAt=DATE, expiresAt=DATE)}),
     "NoContent": Success(status="204", description="Done, no body"),
+    # The passkey plugin: WebAuthn options as the browser's navigator.credentials takes them (JSON form).
+    "PasskeyOptions": Success(obj(("challenge",), challenge=STRING, rp={"type": "object"}, user={"type": "object"},
+                                  timeout={"type": "number"}, rpId=STRING)),
+    "PasskeyRegistered": Success({"allOf": [ref("Passkey"), obj(session=ref("Session"), user=ref("User"))]}),
+    "PasskeyList": Success({"type": "array", "items": ref("Passkey")}),
+    "PasskeyUpdated": Success(obj(("passkey",), passkey=ref("Passkey"))),
     # The SSO plugin and its organization subset (sso.md); kept loose where the plugin may add keys.
     "DomainVerificationToken": Success(obj(("domainVerificationToken",), domainVerificationToken=STRING),
                                        status="201"),

@@ -10,5 +10,6 @@ MODULES = [
     "authservice.endpoints.password",
     "authservice.endpoints.social",
     "authservice.endpoints.two_factor",
+    "authservice.endpoints.passkey",
     "authservice.endpoints.openapi",
 ]
