@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from authservice import app_settings, links, signals, users
 from authservice.api.context import Redirect
 from authservice.errors import APIError, codes
-from authservice.flows import passwords, sessions, verification
+from authservice.flows import email_proof, passwords, sessions, verification
 
 CONFIRMATION = "change-email-confirmation"
 CHANGE_VERIFICATION = "change-email-verification"
@@ -87,7 +87,12 @@ def verify(ctx, token, callback_url=None):
 def _verify_plain(ctx, user):
     if users.is_email_verified(user):
         return {"status": True, "user": None}
-    users.update(user, email_verified=True)
+    # The link proves the mailbox; followed in a browser signed in to this account, its holder is the
+    # prover too, and keeps the password and that session (flows/email_proof.py, I1).
+    found = sessions.get_session(ctx)
+    own = found if found is not None and found.user.pk == user.pk else None
+    email_proof.prove(user, session=own and own.session,
+                      password=email_proof.CONFIRM if own else email_proof.KEEP)
     signals.email_verified.send(sender=type(user), user=user)
     if app_settings.email_verification.auto_sign_in_after_verification:
         _sign_in(ctx, user)
