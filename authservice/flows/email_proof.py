@@ -10,13 +10,14 @@ linked by hand (``allow_different_emails``). So the moment control of the addres
 who has not shown they are the prover, is retired:**
 
 - every session except the prover's own;
-- every social or SSO link created before the proof, except the identity that makes the proof;
+- every social or SSO link created before the proof, except the identity that makes the proof, unless
+  the proof is made in a session of the account (its holder is inside already and holds the mailbox);
 - the password, unless the prover holds it.
 
 The proofs, and who the prover is:
 
 =========================================  =======================================================
-a verification link                        the mailbox. Followed in a browser signed in to this
+a verification or change-e-mail link       the mailbox. Followed in a browser signed in to this
                                            account, the prover also holds that session's way in:
                                            the password is confirmed. Followed anywhere else, the
                                            password is kept but stays *unconfirmed* (below).
@@ -27,19 +28,20 @@ a provider that vouches for the address    a trusted social provider or verified
 =========================================  =======================================================
 
 An *unconfirmed* password is one set before the proof and never confirmed by the prover (the
-credential account's ``updated_at`` is older than the proof; only a reset and a verification link
-followed in a signed-in browser refresh it, never change-password, which the pre-hijacker could call
-with the password they chose). It is retired, with every other
-session, when a provider's identity is later linked to the account by its address: the pre-hijacker
-who had the victim click the verification mail must not keep a password into the account the victim
-then signs in to with their provider.
+credential account's ``updated_at`` is older than the proof; only a reset and a link followed in a
+signed-in browser refresh it, never change-password, which the pre-hijacker could call with the
+password they chose). It is retired, with every session, when a provider's identity is later linked
+to the account by its address: the pre-hijacker who had the victim click the verification mail must
+not keep a password into the account the victim then signs in to with their provider.
 
-What the owner may lose: whoever signs up with a password and follows the verification link on another
-device, then links a provider by address, needs a password reset to sign in by password again. A
-retired password is an unusable one; the reset mail brings it back.
+Proof is of an address: moving the account to a new address (change-e-mail) leaves it unproven, and
+following the link is the first proof of it. Otherwise an account's holder could move it onto someone
+else's address and, once that person followed the mail, keep a password or a provider in it.
 
-Changing the address (change-e-mail) proves the new address but retires nothing: the account already
-had an owner who proved the old one, and the change needed their session.
+What the owner may lose (docs/security.md): following a link on another device than the signed-in one
+ends the other sessions and drops the providers linked before; a password left unconfirmed so is
+retired when a provider is later linked by address. A retired password is an unusable one; the reset
+mail brings it back.
 """
 
 from django.db import transaction
@@ -80,7 +82,8 @@ def prove(user, *, password, session=None, account=None):
         if password == CONFIRM:
             _confirm_password(user, now)
         if first:
-            _retire_links(user, before=now, keep=account)
+            if session is None:
+                _retire_links(user, before=now, keep=account)
             if password == RETIRE:
                 _retire_password(user)
             sessions.revoke(user, keep_token=getattr(session, "token", None))

@@ -125,7 +125,13 @@ def _apply_change(ctx, user, payload, callback_url):
         return {"status": True}
     verified = request_type == CHANGE_VERIFICATION
     old_email = users.email_of(user)
-    _move_address(user, new_email, verified)
+    with transaction.atomic():
+        _move_address(user, new_email)
+        if verified:
+            # The first proof of the new address (flows/email_proof.py): followed outside the account's
+            # session, whoever holds that mailbox may not be who asked for the move.
+            email_proof.prove(user, session=found and found.session,
+                              password=email_proof.CONFIRM if found else email_proof.KEEP)
     if found is None:
         sessions.create_session(ctx, user)
     else:
@@ -140,12 +146,13 @@ def _apply_change(ctx, user, payload, callback_url):
     return {"status": True, "user": users.to_wire(user)}
 
 
-def _move_address(user, new_email, verified):
+def _move_address(user, new_email):
+    """Onto ``new_email``, unproven: nothing about the new address is known until it is proven."""
     if users.email_taken(new_email, exclude=user):
         raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL)
     try:
         with transaction.atomic():
-            users.update(user, email=new_email, email_verified=verified)
+            users.update(user, email=new_email, email_verified=False, email_verified_at=None)
             # Reset links mailed to the old address must not reset the account any more.
             passwords.revoke_reset_tokens(user)
     except IntegrityError:  # taken between the check and the write

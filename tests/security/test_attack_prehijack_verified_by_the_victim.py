@@ -80,3 +80,19 @@ def test_a_provider_vouching_for_an_unproven_account_retires_the_pre_hijackers_p
     assert users.is_email_verified(get_user_model().objects.get(email=VICTIM))
     assert _sign_in_by_password(ApiClient()).status_code == 401
     assert attacker.api_get("/get-session").json() is None
+
+
+def test_an_account_moved_onto_the_victims_address_keeps_nothing_of_the_mover_once_the_victim_proves_it(corp):
+    """The same attack through change-e-mail: the attacker moves their own account onto the victim's
+    address; the victim follows the mail that asks them to confirm it, then signs in with their provider."""
+    attacker = ApiClient()
+    assert attacker.api_post("/sign-up/email", {"email": "mallory@evil.test", "password": PASSWORD,
+                                                "name": "M"}).status_code == 200
+    mail.outbox.clear()
+    assert attacker.api_post("/change-email", {"newEmail": VICTIM}).status_code == 200
+    token = re.search(r"[?&]token=([^&\s]+)", mail.outbox[-1].body).group(1)
+    assert ApiClient().api_get("/verify-email", {"token": token}).status_code == 200
+    assert get_user_model().objects.filter(email=VICTIM).exists()
+    assert attacker.api_get("/get-session").json() is None
+    sign_in_with_corp(ApiClient(), corp, sub="sub-ada", email=VICTIM)
+    assert _sign_in_by_password(ApiClient()).status_code == 401
