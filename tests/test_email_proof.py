@@ -3,15 +3,16 @@
 The attacks are in tests/security/test_attack_prehijack_*.py; these are the owner's side of the rule.
 """
 
+import json
 import re
 
 import pytest
 from django.core import mail
 
 from authservice import users
-from authservice.models import Account
+from authservice.models import Account, Verification
 from tests.conftest import PASSWORD, ApiClient
-from tests.peers.social import _stub_server, corp, sign_in_with_corp, stub  # noqa: F401
+from tests.peers.social import _stub_server, callback, corp, sign_in_with_corp, stub  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -83,3 +84,16 @@ def test_the_identity_that_proves_the_address_stays_linked(make_user, corp, conf
     user = make_user()
     sign_in_with_corp(ApiClient(), corp, sub="sub-ada", email=user.email)
     assert Account.objects.filter(provider_id="corp", account_id="sub-ada", user=user).exists()
+
+
+def test_a_provider_linked_from_the_owners_session_that_then_verifies_the_address_keeps_the_password(signed_in,
+                                                                                                     corp):
+    assert signed_in.api_post("/link-social", {"provider": "corp", "callbackURL": "/x"}).status_code == 200
+    state = Verification.objects.exclude(identifier__startswith="reset").latest("created_at")
+    corp.token_claims = corp.claims(json.loads(state.value)["idTokenNonce"], sub="sub-ada",
+                                    email=signed_in.user.email)
+    assert "error" not in callback(signed_in, code="c", state=state.identifier)["Location"]
+    sign_in_with_corp(ApiClient(), corp, sub="sub-ada", email=signed_in.user.email)  # verifies the address
+    signed_in.user.refresh_from_db()
+    assert users.is_email_verified(signed_in.user)
+    assert _password_works(signed_in.user.email)

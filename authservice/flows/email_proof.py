@@ -22,9 +22,12 @@ a verification or change-e-mail link       the mailbox. Followed in a browser si
                                            the password is confirmed. Followed anywhere else, the
                                            password is kept but stays *unconfirmed* (below).
 a password reset by mailed link            the mailbox; the new password is the prover's.
-a provider that vouches for the address    a trusted social provider or verified SSO domain, or a
-(sign-in that links or marks verified)     provider's verified e-mail: that identity. The password,
+a provider's identity linked by address    a trusted social provider or verified SSO domain, or a
+(implicit linking at sign-in)              provider's verified e-mail: that identity. The password,
                                            set by someone else, is retired.
+an identity linked earlier whose provider  that identity, brought in from a session of the account
+now verifies the address                   (link-social): the account's holder, whose password is
+                                           confirmed.
 =========================================  =======================================================
 
 An *unconfirmed* password is one set before the proof and never confirmed by the prover (the

@@ -218,10 +218,14 @@ def may_attach(authority, identity):
 
 
 def mark_verified(user, identity, account):
-    """A linked identity whose provider now verifies the user's address proves it (flows/email_proof.py)."""
+    """A linked identity whose provider now verifies the user's address proves it (flows/email_proof.py).
+
+    It was linked while the address was unproven, so by the account's holder (link-social from their
+    session): the password is theirs too, and is confirmed. Links by address prove at once (``_user_for``).
+    """
     if (identity.email_verified and identity.email == users.email_of(user).lower()
             and not users.is_email_verified(user)):
-        email_proof.prove(user, account=account, password=email_proof.RETIRE)
+        email_proof.prove(user, account=account, password=email_proof.CONFIRM)
 
 
 # --- rows --------------------------------------------------------------------------------------------
