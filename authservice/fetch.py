@@ -117,6 +117,19 @@ def is_public_address(address):
                                  or ip.is_reserved or ip.is_unspecified)
 
 
+def may_reach_private(url):
+    """Whether a server-side fetch of ``url`` may reach a non-public host: only when its origin is one
+    the deployment wrote out in full (``origins.is_exact_trusted_origin``), never through a glob.
+
+    The one rule for that decision (I8): the client asks it before connecting, and the checks made
+    earlier by a URL's spelling (OIDC endpoints at registration, ``sso.discovery.check_endpoint``) ask
+    the same, so nothing is accepted at registration that the fetch would then refuse, or the reverse.
+    A glob such as ``https://*.corp.com`` vouches for browsers' origins; it does not name which hosts
+    under it sit on the server's network. Raises ``origins.MalformedURL`` for a URL that does not parse.
+    """
+    return origins.is_exact_trusted_origin(url)
+
+
 def _check_url(url, https_only):
     """``(parts, trusted)`` for a URL we may fetch, else :class:`InvalidURL`."""
     try:
@@ -128,7 +141,7 @@ def _check_url(url, https_only):
     if scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
         raise InvalidURL("not an http(s) URL")
     try:
-        trusted = origins.is_exact_trusted_origin(url)
+        trusted = may_reach_private(url)
     except APIError:  # origins.MalformedURL: not a URL we can fetch either
         raise InvalidURL("malformed URL") from None
     if https_only and scheme != "https" and not trusted:

@@ -48,6 +48,8 @@ class AbstractAuthUser(AbstractBaseUser, PermissionsMixin):
     name = models.TextField(blank=True, default="")
     email = models.EmailField(max_length=254, unique=True)
     email_verified = models.BooleanField(default=False)
+    # When control of the address was first proven (authservice.flows.email_proof); null until then.
+    email_verified_at = models.DateTimeField(blank=True, null=True)
     image = models.TextField(blank=True, null=True)
     # Wide enough for imported better-auth scrypt hashes (161 characters plus our prefix).
     password = models.CharField("password", max_length=255, blank=True)
@@ -98,6 +100,7 @@ class AuthProfile(models.Model):
                                 related_name="auth_profile")
     name = models.TextField(blank=True, default="")  # only for models with neither name nor first/last
     email_verified = models.BooleanField(default=False)
+    email_verified_at = models.DateTimeField(blank=True, null=True)  # see AbstractAuthUser
     image = models.TextField(blank=True, null=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)

@@ -10,6 +10,8 @@ email           the model's ``get_email_field_name()``
 name            a ``name`` field; else ``first_name``/``last_name`` (read through
                 ``get_full_name()``, written split at the first space); else the profile
 emailVerified   an ``email_verified`` field, else the profile
+(proof time)    an ``email_verified_at`` field, else the profile: when control of the address was
+                first proven, set with the first ``email_verified=True`` (flows/email_proof.py)
 image           an ``image`` field, else the profile
 createdAt       ``created_at``, else ``date_joined``, else the profile
 updatedAt       ``updated_at``, else the profile (touched by every change made here)
@@ -31,7 +33,7 @@ from django.utils import timezone
 from authservice import additional_fields, app_settings, wire
 
 # better-auth's names of what a flow may change through :func:`update`.
-CHANGEABLE = ("name", "image", "email", "email_verified")
+CHANGEABLE = ("name", "image", "email", "email_verified", "email_verified_at")
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Layout:
     email: str  # the e-mail field's name
     name: str  # "field" | "first_last" | "profile"
     verified_in_model: bool
+    verified_at_in_model: bool
     image_in_model: bool
     created: str | None  # the model's creation field, or None for the profile's
     updated: str | None  # the model's update field, or None for the profile's
@@ -48,7 +51,8 @@ class Layout:
 
     @property
     def needs_profile(self):
-        return not self.own and (self.name == "profile" or not self.verified_in_model or not self.image_in_model
+        return not self.own and (self.name == "profile" or not self.verified_in_model
+                                 or not self.verified_at_in_model or not self.image_in_model
                                  or self.created is None or self.updated is None)
 
 
@@ -78,6 +82,7 @@ def layout(model=None):
         email=model.get_email_field_name(),
         name=name,
         verified_in_model=has("email_verified"),
+        verified_at_in_model=has("email_verified_at"),
         image_in_model=has("image"),
         created=next((f for f in ("created_at", "date_joined") if has(f)), None),
         updated="updated_at" if has("updated_at") else None,
@@ -135,6 +140,13 @@ def is_email_verified(user):
     if _layout_of(user).verified_in_model:
         return bool(user.email_verified)
     return profile_of(user).email_verified
+
+
+def email_verified_at_of(user):
+    """When control of ``user``'s address was first proven, or None (flows/email_proof.py)."""
+    if _layout_of(user).verified_at_in_model:
+        return user.email_verified_at
+    return profile_of(user).email_verified_at
 
 
 def image_of(user):
@@ -297,10 +309,11 @@ def _assign(user, changes):
             for field, part in _split_name(user, value).items():
                 setattr(user, field, part)
                 model_fields.append(field)
-        elif key == "email_verified" and where.verified_in_model or key == "image" and where.image_in_model:
+        elif (key == "email_verified" and where.verified_in_model or key == "image" and where.image_in_model
+              or key == "email_verified_at" and where.verified_at_in_model):
             setattr(user, key, value)
             model_fields.append(key)
-        elif key in ("name", "email_verified", "image"):
+        elif key in ("name", "email_verified", "email_verified_at", "image"):
             setattr(profile_of(user), key, value)
             profile_fields.append(key)
         else:
@@ -314,6 +327,8 @@ def update(user, additional=None, **changes):
     ``additional`` (declared additional fields by wire name), and touch ``updatedAt``. For our own
     model this is one ``save(update_fields=[..., "updated_at"])``, as before."""
     where = _layout_of(user)
+    if changes.get("email_verified") and "email_verified_at" not in changes and email_verified_at_of(user) is None:
+        changes["email_verified_at"] = timezone.now()  # the first proof of the address
     model_fields, profile_fields = _assign(user, changes)
     if additional:
         in_model, in_profile = additional_fields.split(additional)
@@ -369,7 +384,8 @@ def build(*, email, name="", image=None, email_verified=False, password=None, pa
         if where.needs_profile or additional_fields.any_in_profile() else None
     if profile is not None:
         user.auth_profile = profile
-    _assign_new(user, where, name=name or "", image=image, email_verified=bool(email_verified))
+    _assign_new(user, where, name=name or "", image=image, email_verified=bool(email_verified),
+                email_verified_at=now if email_verified else None)
     if password_hash is not None:
         user.password = password_hash
     elif password is not None:
@@ -427,7 +443,7 @@ def _assign_new(user, where, **values):
             for field, part in _split_name(user, value).items():
                 setattr(user, field, part)
         elif key == "name" and where.name == "field" or key == "email_verified" and where.verified_in_model \
-                or key == "image" and where.image_in_model:
+                or key == "image" and where.image_in_model or key == "email_verified_at" and where.verified_at_in_model:
             setattr(user, key, value)
         elif key != "name" or value:
             setattr(user.auth_profile, key, value)

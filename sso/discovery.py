@@ -2,10 +2,11 @@
 
 Two rules keep a registered provider from turning the service into an SSRF proxy:
 
-- the discovery URL and every discovered endpoint must lie in a trusted origin (``trustedOrigins``),
-  checked before any request is sent;
+- the discovery URL and every discovered endpoint must lie in a trusted origin (``trustedOrigins``,
+  globs included: an allowlist), checked before any request is sent;
 - an endpoint given explicitly by the registering user must be a public host unless its origin is
-  trusted (``discovery_private_host``); :func:`request` re-checks that before each fetch, and the
+  trusted exactly, never through a glob (``discovery_private_host``; the client's own rule,
+  ``fetch.may_reach_private``); :func:`request` re-checks that before each fetch, and the
   fetch itself goes through the one guarded client (:mod:`authservice.fetch`, I8), which resolves
   the name once, checks every address and connects to the checked one. No redirect is followed.
 """
@@ -111,13 +112,15 @@ def _is_ip_literal(host):
 
 
 def check_endpoint(name, url):
-    """Check of an explicitly given URL by its spelling: http(s), then public host unless trusted.
+    """Check of an explicitly given URL by its spelling: http(s), then a public host unless the
+    deployment wrote its origin out in full (:func:`authservice.fetch.may_reach_private`, the client's
+    own rule: a glob in ``trustedOrigins`` exempts no host under it).
 
     Run at registration and before each fetch; the addresses a name resolves to are checked by the
     guarded client on the one lookup whose answer it connects to (I8: no check-then-resolve-again).
     """
     url = parse_http_url(name, url)
-    if not origins.is_trusted_origin(url) and _host_is_private(urlsplit(url).hostname):
+    if not fetch.may_reach_private(url) and _host_is_private(urlsplit(url).hostname):
         raise DiscoveryError("discovery_private_host",
                              f'The url "{name}" points to a host that is not publicly routable: {url}')
     return url
@@ -137,6 +140,9 @@ def check_config_endpoints(config):
 
 
 def _require_trusted(name, url):
+    """sso.md §4: the discovery URL and every discovered endpoint lie in ``trustedOrigins``, globs
+    included as everywhere else (core.md §1.9). This only narrows where an IdP may be; whether a fetch
+    may reach a private host is :func:`check_endpoint`'s and the client's exact-origin rule."""
     if not origins.is_trusted_origin(url):
         subject = "main discovery endpoint" if name == "discoveryEndpoint" else name
         raise DiscoveryError("discovery_untrusted_origin",

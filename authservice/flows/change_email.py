@@ -49,7 +49,8 @@ def _update_now(ctx, found, new_email, callback_url, can_mail):
     if not users.email_taken(new_email):
         try:
             with transaction.atomic():
-                users.update(user, email=new_email)
+                # Unproven, as every new address (flows/email_proof.py).
+                users.update(user, email=new_email, email_verified_at=None)
                 # Reset links mailed to the old address must not reset the account any more.
                 passwords.revoke_reset_tokens(user)
             moved = True

@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from authservice import app_settings, links, signals, users
 from authservice.api.context import Redirect
 from authservice.errors import APIError, codes
-from authservice.flows import passwords, sessions, verification
+from authservice.flows import email_proof, passwords, sessions, verification
 from authservice.two_factor import challenge as two_factor_challenge
 
 CONFIRMATION = "change-email-confirmation"
@@ -88,7 +88,12 @@ def verify(ctx, token, callback_url=None):
 def _verify_plain(ctx, user):
     if users.is_email_verified(user):
         return {"status": True, "user": None}
-    users.update(user, email_verified=True)
+    # The link proves the mailbox; followed in a browser signed in to this account, its holder is the
+    # prover too, and keeps the password and that session (flows/email_proof.py, I1).
+    found = sessions.get_session(ctx)
+    own = found if found is not None and found.user.pk == user.pk else None
+    email_proof.prove(user, session=own and own.session,
+                      password=email_proof.CONFIRM if own else email_proof.KEEP)
     signals.email_verified.send(sender=type(user), user=user)
     if app_settings.email_verification.auto_sign_in_after_verification:
         _sign_in(ctx, user)
@@ -123,7 +128,13 @@ def _apply_change(ctx, user, payload, callback_url):
         return {"status": True}
     verified = request_type == CHANGE_VERIFICATION
     old_email = users.email_of(user)
-    _move_address(user, new_email, verified)
+    with transaction.atomic():
+        _move_address(user, new_email)
+        if verified:
+            # The first proof of the new address (flows/email_proof.py): followed outside the account's
+            # session, whoever holds that mailbox may not be who asked for the move.
+            email_proof.prove(user, session=found and found.session,
+                              password=email_proof.CONFIRM if found else email_proof.KEEP)
     if found is None:
         if not two_factor_challenge.required(user):  # as in _sign_in: a link is no second factor
             sessions.create_session(ctx, user)
@@ -139,12 +150,13 @@ def _apply_change(ctx, user, payload, callback_url):
     return {"status": True, "user": users.to_wire(user)}
 
 
-def _move_address(user, new_email, verified):
+def _move_address(user, new_email):
+    """Onto ``new_email``, unproven: nothing about the new address is known until it is proven."""
     if users.email_taken(new_email, exclude=user):
         raise APIError(422, codes.USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL)
     try:
         with transaction.atomic():
-            users.update(user, email=new_email, email_verified=verified)
+            users.update(user, email=new_email, email_verified=False, email_verified_at=None)
             # Reset links mailed to the old address must not reset the account any more.
             passwords.revoke_reset_tokens(user)
     except IntegrityError:  # taken between the check and the write

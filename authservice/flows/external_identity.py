@@ -7,7 +7,8 @@ place each, the rules that must hold on every path (security.md I1):
 - domain trust: an authority trusted only for some e-mail domains (an SSO provider with domain
   verification on) signs in, links and creates only users of those domains (F9, pre-hijacking:
   Sudhodanan & Paverd 2022); a deployment-configured social provider is trusted for every domain;
-- the linking policy for an existing user with the same e-mail;
+- the linking policy for an existing user with the same e-mail; a link by address proves the address,
+  which retires what a pre-hijacker set up before it (authservice/flows/email_proof.py);
 - new-user creation (no usable password: the user has none until they set one);
 - ``is_active``: an inactive user gets no session, whichever protocol vouched for them;
 - the provisioning hook: ``Authority.provision`` runs once the session row exists (SSO's
@@ -24,7 +25,7 @@ from django.utils import timezone
 
 from authservice import app_settings, cookies, db, links, origins, signals, users
 from authservice.errors import OAuthCallbackError as E
-from authservice.flows import sessions
+from authservice.flows import email_proof, sessions
 from authservice.models import Account
 
 
@@ -177,7 +178,7 @@ def _user_for(authority, identity):
         # check_may_sign_in() then judges the account's user, not the asserted e-mail: that user gets
         # the session (an IdP may assert another address for a linked subject).
         refresh_tokens(account, identity.tokens)
-        mark_verified(account.user, identity)
+        mark_verified(account.user, identity, account)
         return account.user, account, False, False
     if not authority.trusts(identity.email):
         raise SignInRefused(E.EMAIL_DOMAIN_NOT_TRUSTED)
@@ -186,7 +187,9 @@ def _user_for(authority, identity):
         if not may_link(authority, user, identity):
             raise SignInRefused(E.ACCOUNT_NOT_LINKED)
         account = create_account(authority, user, identity)
-        mark_verified(user, identity)
+        # Linked by its address, the identity vouches for the address: a proof (flows/email_proof.py).
+        if not email_proof.prove(user, account=account, password=email_proof.RETIRE):
+            email_proof.linked_by_address(user, account)
         return user, account, False, True
     if not authority.allow_sign_up:
         raise SignInRefused(E.SIGNUP_DISABLED)
@@ -214,10 +217,15 @@ def may_attach(authority, identity):
                 and (authority.vouches_for_email or identity.email_verified))
 
 
-def mark_verified(user, identity):
+def mark_verified(user, identity, account):
+    """A linked identity whose provider now verifies the user's address proves it (flows/email_proof.py).
+
+    It was linked while the address was unproven, so by the account's holder (link-social from their
+    session): the password is theirs too, and is confirmed. Links by address prove at once (``_user_for``).
+    """
     if (identity.email_verified and identity.email == users.email_of(user).lower()
             and not users.is_email_verified(user)):
-        users.update(user, email_verified=True)
+        email_proof.prove(user, account=account, password=email_proof.CONFIRM)
 
 
 # --- rows --------------------------------------------------------------------------------------------

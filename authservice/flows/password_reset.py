@@ -8,10 +8,10 @@ deletes every other outstanding token of the user, and so does any change of the
 (change-e-mail links, flow (a), the admin): a link mailed to an address the account has left proves
 nothing about whoever reads that mailbox now.
 
-A reset of an account whose address was never verified also ends every session of it, whatever
-``revoke_sessions_on_password_reset`` says: the reset is the first proof that the mailbox's owner holds
-the account, and a session opened before it may be a pre-hijacker's (someone who signed up with the
-victim's address and kept the session, I1).
+A reset proves the mailbox (it marks the address verified). At the first proof of an account's address
+it also ends every session of it, whatever ``revoke_sessions_on_password_reset`` says, and drops the
+social and SSO links made before it: they may be a pre-hijacker's, set up by someone who signed up with
+the victim's address (I1, authservice/flows/email_proof.py).
 
 The request for a link only enqueues a task (authservice.tasks); the task makes the token and mails
 it when the address is an active user's, so the request does the same work for every address (I7).
@@ -31,7 +31,7 @@ from authservice import app_settings, links, signals, tasks, tokens, users
 from authservice.adapter import get_adapter
 from authservice.cookies import encode_component
 from authservice.errors import APIError, codes
-from authservice.flows import passwords, sessions
+from authservice.flows import email_proof, passwords, sessions
 from authservice.models import Verification
 
 TOKEN_LENGTH = 24
@@ -128,9 +128,10 @@ def reset(ctx, token, new_password):
     with transaction.atomic():
         # Also deletes every other outstanding reset token of the user.
         passwords.store_password(user, hashed)
-    # An unverified account's sessions may be a pre-hijacker's: this reset is the first proof of
-    # the mailbox, so they all end whatever the setting says (I1).
-    if app_settings.email_and_password.revoke_sessions_on_password_reset or not users.is_email_verified(user):
+        # The mailed link proves the mailbox, and the new password is the prover's. At the first
+        # proof this ends every session and drops the links set up before it (flows/email_proof.py).
+        first_proof = email_proof.prove(user, password=email_proof.CONFIRM)
+    if app_settings.email_and_password.revoke_sessions_on_password_reset and not first_proof:
         sessions.revoke(user)
     signals.password_reset.send(sender=type(user), user=user)
     return {"status": True}
