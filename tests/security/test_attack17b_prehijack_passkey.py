@@ -56,6 +56,38 @@ def test_a_reset_of_an_unverified_account_removes_the_passkeys_registered_before
     assert not Passkey.objects.filter(user__email=VICTIM).exists()
 
 
+def _victim_verifies_the_address():
+    """The victim follows a verification link for their own address (one the sign-up mailed, or asked
+    for with /send-verification-email): a proof of the mailbox, like a reset."""
+    mail.outbox.clear()
+    assert ApiClient().api_post("/send-verification-email", {"email": VICTIM}).status_code == 200
+    token = re.search(r"[?&]token=([^&\s]+)", mail.outbox[-1].body).group(1)
+    assert ApiClient().api_get("/verify-email", {"token": token}).status_code == 200
+
+
+def test_a_pre_hijackers_passkey_dies_when_the_owner_verifies_the_address(pre_hijacker):
+    """Verification, not a reset, is the first proof here: the reset that follows finds a verified
+    account and (with better-auth's default) ends nothing, so the passkey must go at verification."""
+    _, authenticator = pre_hijacker
+    _victim_verifies_the_address()
+    _victim_resets_the_password()
+    thief = ApiClient()
+    assert sign_in(thief, authenticator).status_code in (400, 401)
+    assert thief.api_get("/get-session").json() is None
+
+
+def test_a_pre_hijackers_session_dies_when_the_owner_verifies_the_address_then_resets(pre_hijacker, configure):
+    """The same gap without a passkey. A reset of an unverified account ends its sessions "whatever
+    ``revoke_sessions_on_password_reset`` says" (flows/password_reset.py); with better-auth's default
+    (off), verifying first makes the reset find a verified account, and the session kept from sign-up
+    survives: the first proof of the mailbox, whichever it is, must end it."""
+    configure(email_and_password={"revoke_sessions_on_password_reset": False})
+    client, _ = pre_hijacker
+    _victim_verifies_the_address()
+    _victim_resets_the_password()
+    assert client.api_get("/get-session").json() is None
+
+
 def test_a_verified_owners_passkey_survives_their_own_password_reset(make_user):
     """The regression that bounds the fix: a proven owner's passkeys are theirs, a reset keeps them."""
     make_user(email=VICTIM, email_verified=True)
