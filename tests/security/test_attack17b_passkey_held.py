@@ -5,9 +5,11 @@ value of one cookie put in another must open nothing), a truncated or re-signed 
 deleted passkey, a ceremony finished in a browser now signed in as someone else.
 """
 
+import json
+
 import pytest
 
-from authservice.models import Session
+from authservice.models import Passkey, Session
 from tests.conftest import ApiClient, error_of
 from tests.passkey_authenticator import ORIGIN, RP_ID, SoftAuthenticator, sign_in
 from tests.security.passkey_fixtures import attacker, victim  # noqa: F401 - fixtures
@@ -89,3 +91,17 @@ def test_a_fresh_guard_keeps_a_stale_stolen_cookie_from_adding_a_passkey(victim,
         created_at=Session.objects.filter(user=client.user).first().created_at.replace(year=2000))
     response = client.api_get("/passkey/generate-register-options")
     assert response.status_code == 403 and error_of(response)["code"] == "SESSION_NOT_FRESH"
+
+
+@pytest.mark.parametrize("content_type, origin", [
+    ("text/plain", "https://evil.example"),                # a cross-site form's simple request
+    ("application/x-www-form-urlencoded", "null"),         # a sandboxed frame's form
+    ("application/json", "https://evil.example"),          # a CORS request the browser sends anyway
+])
+def test_a_malicious_page_cannot_delete_the_victims_passkey(victim, content_type, origin):  # noqa: F811
+    client, _, passkey = victim
+    client.origin = None
+    response = client.generic("POST", "/api/auth/passkey/delete-passkey", json.dumps({"id": passkey["id"]}),
+                              content_type=content_type, HTTP_ORIGIN=origin)
+    assert response.status_code in (403, 415), response.content
+    assert Passkey.objects.filter(pk=passkey["id"]).exists()
