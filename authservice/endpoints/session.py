@@ -12,7 +12,10 @@ class GetSessionQuery(inputs.Input):
     disableRefresh = inputs.Flag()
 
 
-@endpoint("GET", "/get-session", name="get_session", query=GetSessionQuery, headers_required=True,
+# The allow-list of a session still enrolling a second factor (two_factor.required_for) is declared
+# with ``during_enrolment=True``: get-session, sign-out, the e-mail verification pair and the
+# two-factor enrolment endpoints (docs/mfa.md).
+@endpoint("GET", "/get-session", name="get_session", query=GetSessionQuery, headers_required=True, during_enrolment=True,
           no_store=True, summary="The current session and user, or null", response="SessionUserOrNull",
           tags=("session",))
 def get_session(ctx):
@@ -37,7 +40,8 @@ class SignOutInput(inputs.Input):
     state = inputs.String(required=False)
 
 
-@endpoint("POST", "/sign-out", name="sign_out", body=SignOutInput, body_optional=True, headers_required=True, summary="End the current session",
+@endpoint("POST", "/sign-out", name="sign_out", body=SignOutInput, body_optional=True, headers_required=True,
+          during_enrolment=True, summary="End the current session",
           response="Success", tags=("session",))
 def sign_out(ctx):
     sessions.end_session(ctx)

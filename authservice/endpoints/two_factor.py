@@ -35,7 +35,7 @@ class EnableInput(inputs.Input):
     issuer = inputs.String(required=False, max_length=200)
 
 
-@_register("POST", "/two-factor/enable", name="enable_two_factor", body=EnableInput, guard="session",
+@_register("POST", "/two-factor/enable", name="enable_two_factor", body=EnableInput, guard="session", during_enrolment=True,
            summary="Enable two-factor authentication (TOTP by default, or e-mail codes)",
            response="TwoFactorEnabled")
 def enable_two_factor(ctx):
@@ -83,7 +83,7 @@ def disable_two_factor(ctx):
     return {"status": True}
 
 
-@_register("POST", "/two-factor/get-totp-uri", name="get_totp_uri", body=PasswordInput, guard="session",
+@_register("POST", "/two-factor/get-totp-uri", name="get_totp_uri", body=PasswordInput, guard="session", during_enrolment=True,
            summary="The TOTP URI (for a new authenticator)", response="TotpURI")
 def get_totp_uri(ctx):
     user = sessions.get_session(ctx).user
@@ -119,7 +119,7 @@ def _failed(check, factor, error):
     raise error
 
 
-@_register("POST", "/two-factor/verify-totp", name="verify_totp", body=VerifyInput,
+@_register("POST", "/two-factor/verify-totp", name="verify_totp", body=VerifyInput, during_enrolment=True,
            summary="Verify a TOTP code (finishes a sign-in, or turns TOTP on)", response="TokenUser")
 def verify_totp(ctx):
     check = challenge.start(ctx)
@@ -146,13 +146,13 @@ class SendOtpInput(inputs.Input):
     trustDevice = inputs.Boolean(required=False)
 
 
-@_register("POST", "/two-factor/send-otp", name="send_two_factor_otp", body=SendOtpInput, body_optional=True,
+@_register("POST", "/two-factor/send-otp", name="send_two_factor_otp", body=SendOtpInput, body_optional=True, during_enrolment=True,
            summary="Mail a two-factor code", response="Status")
 def send_two_factor_otp(ctx):
     return otp.send(ctx, challenge.start(ctx))
 
 
-@_register("POST", "/two-factor/verify-otp", name="verify_two_factor_otp", body=VerifyInput,
+@_register("POST", "/two-factor/verify-otp", name="verify_two_factor_otp", body=VerifyInput, during_enrolment=True,
            summary="Verify a mailed code (finishes a sign-in, or turns e-mail codes on)", response="TokenUser")
 def verify_two_factor_otp(ctx):
     check = challenge.start(ctx)

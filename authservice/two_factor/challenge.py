@@ -142,7 +142,7 @@ def succeed(ctx, check, method, trust_device=False, create_session=True):
         raise _invalid_cookie()
     session = None
     if create_session:
-        session = sessions.create_session(ctx, user, check.pending.remember)
+        session = sessions.create_session(ctx, user, check.pending.remember, method="two_factor")
     if trust_device:
         devices.trust(ctx, user)
     signals.two_factor_verified.send(sender=type(user), user=user, method=method, session=session)
