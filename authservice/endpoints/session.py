@@ -15,9 +15,9 @@ class GetSessionQuery(inputs.Input):
 # The allow-list of a session still enrolling a second factor (two_factor.required_for) is declared
 # with ``during_enrolment=True``: get-session, sign-out, the e-mail verification pair and the
 # two-factor enrolment endpoints (docs/mfa.md).
-@endpoint("GET", "/get-session", name="get_session", query=GetSessionQuery, headers_required=True, during_enrolment=True,
-          no_store=True, summary="The current session and user, or null", response="SessionUserOrNull",
-          tags=("session",))
+@endpoint("GET", "/get-session", name="get_session", query=GetSessionQuery, headers_required=True,
+          during_enrolment=True, no_store=True, summary="The current session and user, or null",
+          response="SessionUserOrNull", tags=("session",))
 def get_session(ctx):
     found = sessions.get_session(
         ctx, bypass_cache=ctx.query.get("disableCookieCache", False),

@@ -1,6 +1,8 @@
 """better-auth 1.7.5's ``twoFactor`` endpoints, and ours to list and revoke trusted devices.
 
-Routes exist only while ``AUTHSERVICE["two_factor"]["enabled"]``. better-auth's ``generateTOTP`` and
+Routes exist only while ``AUTHSERVICE["two_factor"]["enabled"]``. Those a user still to enrol
+(``two_factor.required_for``) may call are declared ``during_enrolment=True``: enable, get-totp-uri and
+the verify/send calls that finish enrolment (two_factor/policy.py). better-auth's ``generateTOTP`` and
 ``viewBackupCodes`` are server-only there and have no counterpart here (backup codes are stored
 hashed: nobody can view them again).
 """
@@ -35,8 +37,8 @@ class EnableInput(inputs.Input):
     issuer = inputs.String(required=False, max_length=200)
 
 
-@_register("POST", "/two-factor/enable", name="enable_two_factor", body=EnableInput, guard="session", during_enrolment=True,
-           summary="Enable two-factor authentication (TOTP by default, or e-mail codes)",
+@_register("POST", "/two-factor/enable", name="enable_two_factor", body=EnableInput, guard="session",
+           during_enrolment=True, summary="Enable two-factor authentication (TOTP by default, or e-mail codes)",
            response="TwoFactorEnabled")
 def enable_two_factor(ctx):
     found = sessions.get_session(ctx)
@@ -83,8 +85,8 @@ def disable_two_factor(ctx):
     return {"status": True}
 
 
-@_register("POST", "/two-factor/get-totp-uri", name="get_totp_uri", body=PasswordInput, guard="session", during_enrolment=True,
-           summary="The TOTP URI (for a new authenticator)", response="TotpURI")
+@_register("POST", "/two-factor/get-totp-uri", name="get_totp_uri", body=PasswordInput, guard="session",
+           during_enrolment=True, summary="The TOTP URI (for a new authenticator)", response="TotpURI")
 def get_totp_uri(ctx):
     user = sessions.get_session(ctx).user
     factor = challenge.factor_of(user)
@@ -146,7 +148,8 @@ class SendOtpInput(inputs.Input):
     trustDevice = inputs.Boolean(required=False)
 
 
-@_register("POST", "/two-factor/send-otp", name="send_two_factor_otp", body=SendOtpInput, body_optional=True, during_enrolment=True,
+@_register("POST", "/two-factor/send-otp", name="send_two_factor_otp", body=SendOtpInput, body_optional=True,
+           during_enrolment=True,
            summary="Mail a two-factor code", response="Status")
 def send_two_factor_otp(ctx):
     return otp.send(ctx, challenge.start(ctx))
