@@ -190,11 +190,13 @@ DEFAULTS = {
             "enabled": True,
             # Minutes a mailed code lives (better-auth's ``period``).
             "period": 3,
+            # Digits of a mailed code.
             "digits": 6,
             # Wrong guesses one mailed code survives.
             "allowed_attempts": 5,
         },
         "totp": {
+            # Digits of a TOTP code (RFC 6238; authenticator apps expect 6).
             "digits": 6,
             # Seconds per code; codes of the step before and after are accepted too, each once.
             "period": 30,
@@ -209,8 +211,10 @@ DEFAULTS = {
             "max_failed_attempts": 10,
             "duration_seconds": 900,
         },
-        # Users who must enrol (e.g. ["is_staff", "is_superuser"] or "myapp.mfa.required"); not yet
-        # enforced.
+        # Users who must enrol a second factor (TOTP or e-mail codes) before any endpoint but the
+        # enrolment ones answers them: None, user attributes of which any true applies
+        # (["is_staff", "is_superuser"]), or a dotted path to callable(user) -> bool. SSO sessions are
+        # exempt (the IdP owns MFA); a passkey does not count as enrolment (docs/mfa.md).
         "required_for": None,
         # Former ``secret`` values: TOTP secrets encrypted under them still decrypt until
         # ``manage.py two_factor_reencrypt`` re-encrypts them under the current one (docs/mfa.md).

@@ -12,7 +12,8 @@ endpoints do; ``request.auth`` is the :class:`~authservice.models.Session`. It r
 credential (a bearer token only), so the Origin does not matter to it.
 
 No session: ``None`` (the next class may try); a view that needs one answers 401 with
-``WWW-Authenticate`` (see :meth:`authenticate_header`).
+``WWW-Authenticate`` (see :meth:`authenticate_header`). A session whose user must still enrol a second
+factor (``two_factor.required_for``, docs/mfa.md) counts as none.
 """
 
 from typing import Any
@@ -38,7 +39,7 @@ class SessionTokenAuthentication(BaseAuthentication):
         if not request_session.carries_token(django_request):
             return None
         found = request_session.session_of(django_request)
-        if found is None:
+        if found is None or found.enrolment_pending:
             return None
         if request.method not in SAFE_METHODS:
             try:

@@ -59,6 +59,8 @@ for _code, _message in {
     "SESSION_NOT_FRESH": "Session is not fresh",
     "SESSION_EXPIRED": "Session expired. Re-authenticate to perform this action.",
     "FAILED_TO_GET_SESSION": "Failed to get session",
+    # Ours: two_factor.required_for applies to the caller, who has no second factor yet (docs/mfa.md).
+    "TWO_FACTOR_ENROLLMENT_REQUIRED": "Two-factor authentication must be enabled first",
     "FAILED_TO_CREATE_SESSION": "Failed to create session",
     "EMAIL_PASSWORD_DISABLED": "Email and password is not enabled",
     "EMAIL_PASSWORD_SIGN_UP_DISABLED": "Email and password sign up is not enabled",

@@ -22,6 +22,11 @@ A request without our cookie keeps the user Django's session gave it (an admin s
 inactive user and a cookie whose signature does not verify are all no session (``AnonymousUser``).
 A session due for refresh is refreshed, its new cookie written on the response, as get-session does.
 
+A session whose user must still enrol a second factor (``two_factor.required_for``, docs/mfa.md) is
+not signed in here either: ``request.user`` is ``AnonymousUser`` and ``request.auth_session`` ``None``, so
+a staff user cannot reach the project's views or admin with a password alone. Such a request has
+``request.auth_enrolment_pending`` true (a lazy bool), for a view that sends them to enrol.
+
 Caches: a response that looked the session up depends on the cookie (and, with bearer tokens on, on
 the Authorization header), so it gets ``Vary: Cookie`` (``, Authorization``), as Django's
 ``SessionMiddleware`` adds when ``request.session`` is read; without it Django's site-wide cache or a
@@ -66,6 +71,7 @@ def _signed_out(request: Any) -> None:
     if not hasattr(request, "user"):  # Django's AuthenticationMiddleware is not installed
         request.user = AnonymousUser()
     request.auth_session = None
+    request.auth_enrolment_pending = False
 
 
 def _install(request: Any) -> None:
@@ -77,19 +83,26 @@ def _install(request: Any) -> None:
     holder = request_session.holder_of(request)
     request.user = SimpleLazyObject(functools.partial(_user_of, holder, previous))
     request.auth_session = SimpleLazyObject(functools.partial(_session_of, holder))
+    request.auth_enrolment_pending = SimpleLazyObject(functools.partial(_pending_of, holder))
     request.auser = functools.partial(_auser_of, holder, previous)
 
 
 def _user_of(holder: request_session.ContextHolder, previous: Any) -> Any:
     found = holder.session()
     if found is not None:
-        return found.user
+        # Not Django's own user either: the browser presented our session, which opens nothing yet.
+        return AnonymousUser() if found.enrolment_pending else found.user
     return previous if previous is not None else AnonymousUser()
 
 
 def _session_of(holder: request_session.ContextHolder) -> Any:
     found = holder.session()
-    return found.session if found is not None else None
+    return found.session if found is not None and not found.enrolment_pending else None
+
+
+def _pending_of(holder: request_session.ContextHolder) -> bool:
+    found = holder.session()
+    return bool(found is not None and found.enrolment_pending)
 
 
 async def _auser_of(holder: request_session.ContextHolder, previous: Any) -> Any:

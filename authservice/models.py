@@ -134,6 +134,9 @@ class Session(models.Model):
     user_agent = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    # How the user proved who they were ("password", "social", "sso", "passkey", "two_factor"...):
+    # the MFA policy exempts SSO sessions (the IdP owns the second factor), so it must know.
+    sign_in_method = models.CharField(max_length=32, default="")
 
     objects = SessionManager()
 

@@ -45,7 +45,14 @@ def identity(account_id, user_info, tokens=None):
 
 
 class SsoAuthority(external_identity.Authority):
-    """An SSO provider, read and locked by ``lock()`` inside the sign-in's transaction."""
+    """An SSO provider, read and locked by ``lock()`` inside the sign-in's transaction.
+
+    The IdP owns the second factor (docs/mfa.md): no local 2FA step, and its sessions are exempt from
+    ``two_factor.required_for``.
+    """
+
+    sign_in_method = "sso"
+    second_factor_applies = False
 
     def __init__(self, provider_ref, request_sign_up=False):
         self.provider_ref = provider_ref

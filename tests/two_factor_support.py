@@ -41,3 +41,43 @@ def enrolled(signed_in):
     """``signed_in`` with TOTP on: ``.secret`` and ``.backup_codes`` set."""
     signed_in.secret, signed_in.backup_codes = enrol(signed_in)
     return signed_in
+
+
+# --- two_factor.required_for ---------------------------------------------------------------------
+STAFF_EMAIL = "staff@example.com"
+
+
+def has_field(name):
+    from django.contrib.auth import get_user_model
+
+    return any(field.name == name for field in get_user_model()._meta.get_fields())
+
+
+@pytest.fixture
+def staff_required(configure):
+    """``required_for = ["is_staff", "is_superuser"]``, as the docs suggest."""
+    if not has_field("is_staff"):
+        pytest.skip("the user model has no staff flag")
+    configure(two_factor={"required_for": ["is_staff", "is_superuser"]})
+
+
+@pytest.fixture
+def staff(make_user, staff_required):
+    """A staff user the policy names, with a password and no second factor yet."""
+    return make_user(email=STAFF_EMAIL, is_staff=True)
+
+
+def password_sign_in(email):
+    client = ApiClient()
+    response = client.api_post("/sign-in/email", {"email": email, "password": PASSWORD})
+    assert response.status_code == 200, response.content
+    assert "token" in response.json(), response.json()
+    return client
+
+
+@pytest.fixture
+def pending(staff):
+    """A browser signed in by password as ``staff``: a session that may only enrol a second factor."""
+    client = password_sign_in(staff.email)
+    client.user = staff
+    return client

@@ -41,6 +41,9 @@ class Endpoint:
     # A plugin's switch, read per call: while it answers False the endpoint has no route, no
     # in-process function and no OpenAPI entry, as if it were never declared.
     enabled: object = None
+    # Answers a session whose user must still enrol a second factor (two_factor.required_for);
+    # every other endpoint refuses it with 403 TWO_FACTOR_ENROLLMENT_REQUIRED (two_factor/policy.py).
+    during_enrolment: bool = False
 
     @property
     def is_enabled(self):

@@ -12,9 +12,12 @@ class GetSessionQuery(inputs.Input):
     disableRefresh = inputs.Flag()
 
 
+# The allow-list of a session still enrolling a second factor (two_factor.required_for) is declared
+# with ``during_enrolment=True``: get-session, sign-out, the e-mail verification pair and the
+# two-factor enrolment endpoints (docs/mfa.md).
 @endpoint("GET", "/get-session", name="get_session", query=GetSessionQuery, headers_required=True,
-          no_store=True, summary="The current session and user, or null", response="SessionUserOrNull",
-          tags=("session",))
+          during_enrolment=True, no_store=True, summary="The current session and user, or null",
+          response="SessionUserOrNull", tags=("session",))
 def get_session(ctx):
     found = sessions.get_session(
         ctx, bypass_cache=ctx.query.get("disableCookieCache", False),
@@ -37,7 +40,8 @@ class SignOutInput(inputs.Input):
     state = inputs.String(required=False)
 
 
-@endpoint("POST", "/sign-out", name="sign_out", body=SignOutInput, body_optional=True, headers_required=True, summary="End the current session",
+@endpoint("POST", "/sign-out", name="sign_out", body=SignOutInput, body_optional=True, headers_required=True,
+          during_enrolment=True, summary="End the current session",
           response="Success", tags=("session",))
 def sign_out(ctx):
     sessions.end_session(ctx)

@@ -1,6 +1,8 @@
 """better-auth 1.7.5's ``twoFactor`` endpoints, and ours to list and revoke trusted devices.
 
-Routes exist only while ``AUTHSERVICE["two_factor"]["enabled"]``. better-auth's ``generateTOTP`` and
+Routes exist only while ``AUTHSERVICE["two_factor"]["enabled"]``. Those a user still to enrol
+(``two_factor.required_for``) may call are declared ``during_enrolment=True``: enable, get-totp-uri and
+the verify/send calls that finish enrolment (two_factor/policy.py). better-auth's ``generateTOTP`` and
 ``viewBackupCodes`` are server-only there and have no counterpart here (backup codes are stored
 hashed: nobody can view them again).
 """
@@ -36,7 +38,7 @@ class EnableInput(inputs.Input):
 
 
 @_register("POST", "/two-factor/enable", name="enable_two_factor", body=EnableInput, guard="session",
-           summary="Enable two-factor authentication (TOTP by default, or e-mail codes)",
+           during_enrolment=True, summary="Enable two-factor authentication (TOTP by default, or e-mail codes)",
            response="TwoFactorEnabled")
 def enable_two_factor(ctx):
     found = sessions.get_session(ctx)
@@ -84,7 +86,7 @@ def disable_two_factor(ctx):
 
 
 @_register("POST", "/two-factor/get-totp-uri", name="get_totp_uri", body=PasswordInput, guard="session",
-           summary="The TOTP URI (for a new authenticator)", response="TotpURI")
+           during_enrolment=True, summary="The TOTP URI (for a new authenticator)", response="TotpURI")
 def get_totp_uri(ctx):
     user = sessions.get_session(ctx).user
     factor = challenge.factor_of(user)
@@ -119,7 +121,7 @@ def _failed(check, factor, error):
     raise error
 
 
-@_register("POST", "/two-factor/verify-totp", name="verify_totp", body=VerifyInput,
+@_register("POST", "/two-factor/verify-totp", name="verify_totp", body=VerifyInput, during_enrolment=True,
            summary="Verify a TOTP code (finishes a sign-in, or turns TOTP on)", response="TokenUser")
 def verify_totp(ctx):
     check = challenge.start(ctx)
@@ -147,12 +149,13 @@ class SendOtpInput(inputs.Input):
 
 
 @_register("POST", "/two-factor/send-otp", name="send_two_factor_otp", body=SendOtpInput, body_optional=True,
+           during_enrolment=True,
            summary="Mail a two-factor code", response="Status")
 def send_two_factor_otp(ctx):
     return otp.send(ctx, challenge.start(ctx))
 
 
-@_register("POST", "/two-factor/verify-otp", name="verify_two_factor_otp", body=VerifyInput,
+@_register("POST", "/two-factor/verify-otp", name="verify_two_factor_otp", body=VerifyInput, during_enrolment=True,
            summary="Verify a mailed code (finishes a sign-in, or turns e-mail codes on)", response="TokenUser")
 def verify_two_factor_otp(ctx):
     check = challenge.start(ctx)

@@ -12,7 +12,7 @@ class SendVerificationEmailInput(inputs.Input):
     callbackURL = inputs.String(required=False)
 
 
-@endpoint("POST", "/send-verification-email", name="send_verification_email",
+@endpoint("POST", "/send-verification-email", name="send_verification_email", during_enrolment=True,
           body=SendVerificationEmailInput, summary="Mail an e-mail verification link",
           response="Status", tags=("email-verification",))
 def send_verification_email(ctx):
@@ -35,7 +35,7 @@ def check_callback_url(ctx):
     return callback_url or None
 
 
-@endpoint("GET", "/verify-email", name="verify_email", redirects=True, query=VerifyEmailQuery,
+@endpoint("GET", "/verify-email", name="verify_email", redirects=True, query=VerifyEmailQuery, during_enrolment=True,
           summary="Follow an e-mail verification or change-e-mail link",
           response="StatusUserOrRedirect", tags=("email-verification",))
 def verify_email(ctx):

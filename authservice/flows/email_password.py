@@ -55,7 +55,7 @@ def sign_up(ctx, *, name, email, password, image=None, callback_url=None, rememb
             user = users.create(email=email, name=name, image=image, password_hash=hashed,
                                 additional=additional)
             session = None if without_session else sessions.create_session(
-                ctx, user, remember, announce=False)
+                ctx, user, remember, announce=False, method="sign_up")
             if mails:
                 verification.queue_verification_mail(ctx, email=users.email_of(user), user_id=user.pk,
                                                      callback_url=callback_url)
@@ -98,5 +98,5 @@ def sign_in(ctx, *, email, password, remember=True):
     pending = two_factor_challenge.begin_sign_in(ctx, user, remember)
     if pending is not None:
         return pending, user
-    session = sessions.create_session(ctx, user, remember)
+    session = sessions.create_session(ctx, user, remember, method="password")
     return session, user

@@ -108,7 +108,7 @@ def _sign_in(ctx, user):
     if found is None:
         # A mailed link proves the mailbox only: a user with 2FA signs in with the second factor.
         if not two_factor_challenge.required(user):
-            sessions.create_session(ctx, user)
+            sessions.create_session(ctx, user, method="verification_link")
     elif found.user.pk == user.pk:
         sessions.set_session_cookie(ctx, found.session)
 
@@ -137,7 +137,7 @@ def _apply_change(ctx, user, payload, callback_url):
                               password=email_proof.CONFIRM if found else email_proof.KEEP)
     if found is None:
         if not two_factor_challenge.required(user):  # as in _sign_in: a link is no second factor
-            sessions.create_session(ctx, user)
+            sessions.create_session(ctx, user, method="verification_link")
     else:
         sessions.set_session_cookie(ctx, found.session)
     signals.email_changed.send(sender=type(user), user=user, old_email=old_email, new_email=new_email)

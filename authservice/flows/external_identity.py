@@ -11,6 +11,8 @@ place each, the rules that must hold on every path (security.md I1):
   which retires what a pre-hijacker set up before it (authservice/flows/email_proof.py);
 - new-user creation (no usable password: the user has none until they set one);
 - ``is_active``: an inactive user gets no session, whichever protocol vouched for them;
+- the second factor: a user with 2FA gets a pending two-factor sign-in instead of a session, as from
+  /sign-in/email, unless the authority owns the second factor itself (SSO: ``second_factor_applies``);
 - the provisioning hook: ``Authority.provision`` runs once the session row exists (SSO's
   provisionUser and organization membership plug in there); its failure removes the session.
 
@@ -27,6 +29,7 @@ from authservice import app_settings, cookies, db, links, origins, signals, user
 from authservice.errors import OAuthCallbackError as E
 from authservice.flows import email_proof, sessions
 from authservice.models import Account
+from authservice.two_factor import challenge as two_factor_challenge
 
 
 # --- the one failure type --------------------------------------------------------------------------
@@ -101,6 +104,11 @@ class Authority:
     require_local_email_verified = True  # linking needs the local e-mail verified
     require_email_verified = False  # no session until the user's e-mail is verified
     allow_sign_up = True
+    # Session.sign_in_method of the sessions it opens (SSO's are exempt from two_factor.required_for).
+    sign_in_method = "social"
+    # A user with 2FA must still give their second factor: the provider only replaces the password.
+    # False for an IdP that owns MFA itself (SSO), docs/mfa.md.
+    second_factor_applies = True
 
     def lock(self):
         """First step inside the transaction; may re-read and lock what the rules depend on."""
@@ -120,10 +128,13 @@ class Authority:
 @dataclass
 class SignedIn:
     user: object
-    session: object
+    session: object  # None while a second factor is pending
     account: object
     is_new_user: bool
     authority: Authority
+    # /sign-in/email's answer ({"twoFactorRedirect": True, ...}) when the user must give a second
+    # factor first: no session exists, the two_factor cookie is set.
+    two_factor: dict | None = None
 
 
 # --- the flow ---------------------------------------------------------------------------------------
@@ -137,16 +148,26 @@ def sign_in(ctx, authority, identity, *, remember=True):
         authority.lock()
         user, account, is_new, linked = _user_for(authority, identity)
         check_may_sign_in(authority, user)
-        try:
-            with transaction.atomic():
-                session = sessions.create_session(ctx, user, remember=remember, announce=False)
-        except IntegrityError:
-            raise SignInRefused(E.UNABLE_TO_CREATE_SESSION) from None
+        # Decided here, not in a protocol's view: every way a provider vouches for a user with 2FA
+        # ends in the same pending sign-in /sign-in/email makes (trusted devices skip it the same way).
+        pending = two_factor_challenge.begin_sign_in(ctx, user, remember) \
+            if authority.second_factor_applies else None
+        session = None
+        if pending is None:
+            try:
+                with transaction.atomic():
+                    session = sessions.create_session(ctx, user, remember=remember, announce=False,
+                                                      method=authority.sign_in_method)
+            except IntegrityError:
+                raise SignInRefused(E.UNABLE_TO_CREATE_SESSION) from None
     # Sent after the block, so a receiver that raises cannot roll the rows back.
     if is_new:
         signals.user_created.send(sender=type(user), user=user, provider=authority.provider_id)
     if linked:
         signals.account_linked.send(sender=Account, user=user, provider=authority.provider_id, account=account)
+    if pending is not None:
+        return SignedIn(user=user, session=None, account=account, is_new_user=is_new, authority=authority,
+                        two_factor=pending)
     sessions.announce_sign_in(ctx, user, session)
     signed_in = SignedIn(user=user, session=session, account=account, is_new_user=is_new, authority=authority)
     try:

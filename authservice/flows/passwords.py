@@ -103,6 +103,8 @@ def change(ctx, found, *, current_password, new_password, revoke_other_sessions=
     if not revoke_other_sessions:
         return None
     # better-auth revokes every session, the caller's too, then signs the caller in afresh.
+    # The new session continues the caller's: it keeps how they signed in (an SSO one stays exempt).
+    method = sessions.current_method(ctx, default="password")
     sessions.revoke(user)
     remember = ctx.signed_cookie(DONT_REMEMBER) != "true"
-    return sessions.create_session(ctx, user, remember)
+    return sessions.create_session(ctx, user, remember, method=method)

@@ -9,6 +9,7 @@ from authservice import app_settings, bearer, django_auth_signals, signals, toke
 from authservice.cookies import DONT_REMEMBER, SESSION_DATA, SESSION_TOKEN, signed_value
 from authservice.errors import APIError, codes
 from authservice.models import Session
+from authservice.two_factor import policy
 
 DONT_REMEMBER_EXPIRES_IN = 86400  # a "don't remember" session lives one day (core.md §2.4)
 
@@ -17,14 +18,21 @@ DONT_REMEMBER_EXPIRES_IN = 86400  # a "don't remember" session lives one day (co
 class SessionInfo:
     session: Session
     user: object
+    # two_factor.required_for applies and no second factor is enabled: the session may only enrol
+    # one (two_factor/policy.py). Endpoints refuse it; request.user and DRF see nobody.
+    enrolment_pending: bool = False
 
 
 def _dont_remember(ctx):
     return ctx.signed_cookie(DONT_REMEMBER) == "true"
 
 
-def create_session(ctx, user, remember=True, announce=True):
+def create_session(ctx, user, remember=True, announce=True, *, method):
     """A new session row for ``user``, with its cookies set on ``ctx``.
+
+    ``method`` is how the user proved who they were ("password", "social", "sso", "passkey",
+    "two_factor", "verification_link", "sign_up"...): no default, so every caller must say. The MFA
+    policy reads it (SSO sessions are exempt from ``two_factor.required_for``).
 
     ``announce=False`` leaves :func:`announce_sign_in` to the caller: one creating the session inside
     a transaction calls it after the block, so a receiver that raises cannot roll the rows back.
@@ -43,9 +51,10 @@ def create_session(ctx, user, remember=True, announce=True):
         user_agent=ctx.user_agent,
         created_at=now,
         updated_at=now,
+        sign_in_method=method,
     )
     set_session_cookie(ctx, session, dont_remember=not remember)
-    ctx._session, ctx._session_loaded = SessionInfo(session, user), True
+    ctx._session, ctx._session_loaded = _info(session, user), True
     if announce:
         announce_sign_in(ctx, user, session)
     return session
@@ -97,7 +106,25 @@ def get_session(ctx, bypass_cache=False, disable_refresh=False):
     found = resolve_session(ctx, bypass_cache=bypass_cache, disable_refresh=disable_refresh)
     if found is None and ctx._session_vanished:
         raise APIError(401, codes.FAILED_TO_GET_SESSION)
+    if found is not None and found.enrolment_pending and not _allowed_during_enrolment(ctx):
+        # Every endpoint reads the caller's session here, guarded or not: one place refuses them all.
+        raise APIError(403, codes.TWO_FACTOR_ENROLLMENT_REQUIRED)
     return found
+
+
+def _allowed_during_enrolment(ctx):
+    endpoint = getattr(ctx, "endpoint", None)
+    return bool(endpoint is not None and endpoint.during_enrolment)
+
+
+def _info(session, user):
+    return SessionInfo(session, user, enrolment_pending=policy.enrolment_pending(session, user))
+
+
+def current_method(ctx, default):
+    """The sign-in method of the caller's session (a session replacing it keeps it), or ``default``."""
+    found = ctx._session if ctx._session_loaded else None
+    return found.session.sign_in_method if found is not None else default
 
 
 def resolve_session(ctx, bypass_cache=False, disable_refresh=False):
@@ -124,7 +151,7 @@ def resolve_session(ctx, bypass_cache=False, disable_refresh=False):
         ctx._session_vanished = True
         clear_session_cookies(ctx)
         return None
-    ctx._session = SessionInfo(session, session.user)
+    ctx._session = _info(session, session.user)
     return ctx._session
 
 

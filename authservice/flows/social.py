@@ -200,10 +200,13 @@ def _finish(ctx, provider_id, params, data):
     disable_sign_up = (provider.disable_implicit_sign_up and data.get("requestSignUp") is not True) \
         or provider.disable_sign_up
     try:
-        _user, _session, is_new = sign_in_with_profile(ctx, provider, profile, oauth_tokens, disable_sign_up)
+        signed_in = sign_in_with_profile(ctx, provider, profile, oauth_tokens, disable_sign_up)
     except SignInRefused as refused:
         raise SignInFailure(refused.code) from None  # social redirects write "account_not_linked"
-    return (data.get("newUserURL") or callback_url) if is_new else callback_url
+    if signed_in.two_factor is not None:
+        # better-auth's twoFactorClient shows its 2FA page on this parameter; its verify calls finish.
+        return links.set_param(callback_url, "twoFactorRedirect", "true")
+    return (data.get("newUserURL") or callback_url) if signed_in.is_new_user else callback_url
 
 
 def _check_issuer(provider, iss):
@@ -238,16 +241,18 @@ def identity_of(profile, oauth_tokens):
 
 
 def sign_in_with_profile(ctx, provider, profile, oauth_tokens, disable_sign_up=False):
-    """Find, link or create the user for ``profile``, then open a session.
+    """Find, link or create the user for ``profile``, then open a session (or, for a user with 2FA,
+    a pending two-factor sign-in: ``signed_in.two_factor``, no session).
 
-    Returns ``(user, session, is_new)``; raises :class:`SignInRefused` and writes nothing then.
+    Returns the ``SignedIn``; raises :class:`SignInRefused` and writes nothing then.
     """
     signed_in = external_identity.sign_in(ctx, SocialAuthority(provider, disable_sign_up),
                                           identity_of(profile, oauth_tokens))
-    signals.social_sign_in.send(sender=Account, user=signed_in.user, provider=provider.id,
-                                account=signed_in.account, session=signed_in.session,
-                                is_new_user=signed_in.is_new_user)
-    return signed_in.user, signed_in.session, signed_in.is_new_user
+    if signed_in.session is not None:  # a pending sign-in is announced by its verification
+        signals.social_sign_in.send(sender=Account, user=signed_in.user, provider=provider.id,
+                                    account=signed_in.account, session=signed_in.session,
+                                    is_new_user=signed_in.is_new_user)
+    return signed_in
 
 
 # --- linking to the signed-in user (core.md §4.19, §5.3 step 12) ---------------------------------
@@ -307,12 +312,14 @@ def sign_in_with_id_token(ctx, provider, id_token, request_sign_up=False):
     profile, oauth_tokens = _profile_from_id_token(provider, id_token)
     disable_sign_up = (provider.disable_implicit_sign_up and not request_sign_up) or provider.disable_sign_up
     try:
-        user, session, _ = sign_in_with_profile(ctx, provider, profile, oauth_tokens, disable_sign_up)
+        signed_in = sign_in_with_profile(ctx, provider, profile, oauth_tokens, disable_sign_up)
     except SignInRefused as refused:
         if refused.reason == E.EMAIL_NOT_VERIFIED:
             raise APIError(403, codes.EMAIL_NOT_VERIFIED) from None
         raise APIError(401, codes.OAUTH_LINK_ERROR, refused.reason) from None
-    return {"redirect": False, "token": session.token, "user": users.to_wire(user)}
+    if signed_in.two_factor is not None:
+        return signed_in.two_factor  # /sign-in/email's answer: finish with /two-factor/verify-*
+    return {"redirect": False, "token": signed_in.session.token, "user": users.to_wire(signed_in.user)}
 
 
 def link_id_token(ctx, provider, id_token, user):

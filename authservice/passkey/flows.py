@@ -120,7 +120,7 @@ def verify_registration(ctx, user, response, *, name=None, create_session=False)
     signals.passkey_added.send(sender=Passkey, user=user, passkey=passkey)
     answer = wire.passkey(passkey)
     if create_session:
-        session = sessions.create_session(ctx, user)
+        session = sessions.create_session(ctx, user, method="passkey")
         answer.update(session=wire.session(session), user=wire.user(user))
     return answer
 
@@ -169,7 +169,7 @@ def verify_authentication(ctx, response):
     if not getattr(user, "is_active", True):
         raise APIError(401, errors.AUTHENTICATION_FAILED)
     _advance_counter(passkey, verified.new_sign_count, verified.credential_backed_up)
-    session = sessions.create_session(ctx, user)
+    session = sessions.create_session(ctx, user, method="passkey")
     return {"session": wire.session(session), "user": wire.user(user)}
 
 

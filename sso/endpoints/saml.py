@@ -44,7 +44,9 @@ def _get(ctx):
 
 _ACS = {"body": AcsInput, "form": True, "origin_check": False, "no_store": True, "redirects": True,
         "response": "Redirect", "tags": ("SSO",)}
-_ACS_GET = {"query": AcsQuery, "no_store": True, "redirects": True, "response": "Redirect", "tags": ("SSO",)}
+# It only asks whether a session exists, to pick the redirect: a session still enrolling may ask.
+_ACS_GET = {"query": AcsQuery, "no_store": True, "redirects": True, "response": "Redirect", "tags": ("SSO",),
+            "during_enrolment": True}
 
 saml_acs = endpoint("POST", "/sso/saml2/callback/:providerId", name="saml_acs",
                     summary="SAML Assertion Consumer Service (HTTP-POST)", **_ACS)(_post)

@@ -106,5 +106,5 @@ def test_no_flow_can_open_a_session_for_an_inactive_user(make_user):
     ada = make_user(email="ada@example.com")
     deactivate(ada)
     with pytest.raises(APIError):
-        sessions.create_session(Context(None, headers={}), ada)
+        sessions.create_session(Context(None, headers={}), ada, method="password")
     assert not Session.objects.filter(user=ada).exists()
