@@ -16,7 +16,7 @@ from authservice.adapter import get_adapter
 from authservice.errors import APIError, codes
 from authservice.models import TwoFactorChallenge
 from authservice.tokens import constant_time_equals
-from authservice.two_factor.crypto import code_hash
+from authservice.two_factor.crypto import code_hash, code_hashes
 
 
 def _session_challenge(check):
@@ -71,7 +71,12 @@ def verify(check, code):
         pk=pending.pk, otp_hash=pending.otp_hash, otp_attempts__lt=allowed).update(otp_attempts=F("otp_attempts") + 1)
     if not counted:
         raise APIError(400, codes.TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE)
-    if not isinstance(code, str) or not constant_time_equals(code_hash(code.strip()), pending.otp_hash):
+    if not isinstance(code, str):
+        return False
+    # Every secret in use is compared (a code mailed just before a rotation still works), all of them
+    # every time, so the time does not tell which one matched.
+    matches = [constant_time_equals(candidate, pending.otp_hash) for candidate in code_hashes(code.strip())]
+    if not any(matches):
         return False
     # Used once: the code is wiped by the request that matched it.
     return bool(TwoFactorChallenge.objects.filter(pk=pending.pk, otp_hash=pending.otp_hash).update(otp_hash=""))
