@@ -216,7 +216,7 @@ class RateLimitCounter(models.Model):
 
 # --- two-factor authentication (authservice.two_factor) -----------------------------------------------
 class TwoFactor(models.Model):
-    """A user's TOTP factor: better-auth's ``twoFactor`` row, with the replay and lockout state."""
+    """A user's TOTP factor: better-auth's ``twoFactor`` row, with the replay state."""
 
     id = models.CharField(primary_key=True, max_length=32, default=generate_id, editable=False)
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="two_factor")
@@ -224,8 +224,6 @@ class TwoFactor(models.Model):
     verified = models.BooleanField(default=False)
     # The highest TOTP time step accepted: a code is refused at or below it, so each code works once.
     last_used_step = models.BigIntegerField(default=0)
-    failed_verification_count = models.IntegerField(default=0)
-    locked_until = models.DateTimeField(blank=True, null=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -233,6 +231,19 @@ class TwoFactor(models.Model):
 
     def __str__(self):
         return str(self.user_id)
+
+
+class TwoFactorLockout(models.Model):
+    """A user's budget of wrong second-factor codes across pending sign-ins, for every method.
+
+    Its own row (made on a user's first guess), not a field of the TOTP row: a user with e-mail codes
+    only has no TOTP row and was never locked. Changed only by conditional UPDATEs (two_factor/lockout.py).
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True,
+                                related_name="+")
+    failed_count = models.IntegerField(default=0)
+    locked_until = models.DateTimeField(blank=True, null=True)
 
 
 class BackupCode(models.Model):

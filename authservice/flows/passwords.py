@@ -61,9 +61,17 @@ def store_password(user, hashed):
     users.update(user, password=hashed)
     Account.objects.get_or_create(provider_id=Account.CREDENTIAL, account_id=user.pk,
                                   defaults={"user": user})
+    forget_what_the_old_password_opened(user)
+
+
+def forget_what_the_old_password_opened(user):
+    """A new password ends what the old one opened: outstanding reset links, trusted devices and
+    pending 2FA sign-ins. The factors themselves stay: a reset proves the mailbox, not the second factor.
+
+    Ours (:func:`store_password`) and every other change of the password (Django's admin,
+    ``changepassword``, ``set_password()`` + ``save()``: ``password_changes.py``) come here.
+    """
     revoke_reset_tokens(user)
-    # A new password ends what the old one opened: trusted devices and pending 2FA sign-ins. The
-    # factors themselves stay: a reset proves the mailbox, not the second factor.
     from authservice.two_factor import challenge, devices  # noqa: PLC0415 - two_factor imports flows
 
     devices.revoke_all(user)

@@ -4,18 +4,19 @@ import logging
 
 from authservice import signals, users
 from authservice.models import BackupCode, TwoFactor
-from authservice.two_factor import challenge, devices
+from authservice.two_factor import challenge, devices, lockout
 
 logger = logging.getLogger("authservice.mfa")
 
 
 def clear(user):
-    """TOTP, backup codes, trusted devices and pending sign-ins of ``user`` gone; 2FA off."""
+    """TOTP, backup codes, trusted devices, pending sign-ins and the lock of ``user`` gone; 2FA off."""
     users.set_two_factor_enabled(user, False)
     TwoFactor.objects.filter(user=user).delete()
     BackupCode.objects.filter(user=user).delete()
     devices.revoke_all(user)
     challenge.forget_user(user)
+    lockout.clear(user)
 
 
 def _clear_passkeys(user):
