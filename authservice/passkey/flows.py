@@ -24,10 +24,11 @@ from webauthn.helpers.structs import (
 
 from authservice import signals, tokens, users, wire
 from authservice.errors import APIError, codes
-from authservice.flows import sessions
+from authservice.flows import email_password, sessions
 from authservice.models import Passkey
 from authservice.passkey import challenges, errors
 from authservice.passkey import settings as rp
+from authservice.two_factor import challenge as two_factor_challenge
 
 DEVICE_TYPES = {CredentialDeviceType.SINGLE_DEVICE: "singleDevice", CredentialDeviceType.MULTI_DEVICE: "multiDevice"}
 _TRANSPORTS = {transport.value for transport in AuthenticatorTransport}
@@ -176,7 +177,19 @@ def verify_authentication(ctx, response):
     user = passkey.user
     if not getattr(user, "is_active", True):
         raise APIError(401, errors.AUTHENTICATION_FAILED)
+    email_password.check_email_verified(ctx, user)
     _advance_counter(passkey, verified.new_sign_count, verified.credential_backed_up)
+    return _sign_in(ctx, user, verified.user_verified)
+
+
+def _sign_in(ctx, user, user_verified):
+    """A user-verifying assertion (PIN, biometric: the UV flag) is two factors in one, as in better-auth.
+    One without is possession alone, a key found on a desk: for a user with 2FA it is the first step
+    only, answered as a password sign-in of that user is (``twoFactorRedirect``, no session)."""
+    if not user_verified:
+        pending = two_factor_challenge.begin_sign_in(ctx, user, True)
+        if pending is not None:
+            return pending
     session = sessions.create_session(ctx, user)
     return {"session": wire.session(session), "user": wire.user(user)}
 
