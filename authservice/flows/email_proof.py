@@ -12,7 +12,11 @@ who has not shown they are the prover, is retired:**
 - every session except the prover's own;
 - every social or SSO link created before the proof, except the identity that makes the proof, unless
   the proof is made in a session of the account (its holder is inside already and holds the mailbox);
-- the password, unless the prover holds it.
+- the password, unless the prover holds it;
+- the passkeys registered before it (:mod:`authservice.passkey.retirement`): all of them when the proof
+  is made outside a session of the account, else those registered from the sessions it ends;
+- when made outside a session of the account, the second factor (TOTP, backup codes, trusted devices,
+  pending two-factor sign-ins): the pre-hijacker's would lock the owner out, or let them skip it.
 
 The proofs, and who the prover is:
 
@@ -50,9 +54,10 @@ mail brings it back.
 from django.db import transaction
 from django.utils import timezone
 
-from authservice import users
+from authservice import signals, users
 from authservice.flows import sessions
 from authservice.models import Account
+from authservice.passkey import retirement
 
 
 def is_proven(user):
@@ -87,6 +92,10 @@ def prove(user, *, password, session=None, account=None):
         if first:
             if session is None:
                 _retire_links(user, before=now, keep=account)
+                retirement.registered_before(user, now)
+                _retire_second_factor(user)
+            else:
+                retirement.registered_from_sessions(user, keep_token=session.token)
             if password == RETIRE:
                 _retire_password(user)
             sessions.revoke(user, keep_token=getattr(session, "token", None))
@@ -127,6 +136,18 @@ def _retire_password(user):
     user.set_unusable_password()
     users.update(user, password=user.password)
     _credential(user).delete()
+
+
+def _retire_second_factor(user):
+    """A TOTP factor, backup codes, trusted devices and pending two-factor sign-ins set up before the
+    proof: a pre-hijacker's second factor would lock the owner out of the account they just took back,
+    or keep the pre-hijacker's trusted device skipping it. The owner enrols afresh."""
+    from authservice.two_factor import reset  # noqa: PLC0415 - two_factor imports flows
+
+    enabled = users.two_factor_enabled_of(user)
+    reset.clear(user)
+    if enabled:
+        signals.two_factor_disabled.send(sender=type(user), user=user, reset_by="email-proof")
 
 
 def _retire_links(user, *, before, keep):

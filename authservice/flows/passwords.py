@@ -102,7 +102,13 @@ def change(ctx, found, *, current_password, new_password, revoke_other_sessions=
     signals.password_changed.send(sender=type(user), user=user)
     if not revoke_other_sessions:
         return None
-    # better-auth revokes every session, the caller's too, then signs the caller in afresh.
-    sessions.revoke(user)
+    # better-auth revokes every session, the caller's too, then signs the caller in afresh. The
+    # passkeys those sessions registered go with them: one registered with a stolen cookie would
+    # otherwise outlive the revocation meant to end the theft (passkey/retirement.py).
+    from authservice.passkey import retirement  # noqa: PLC0415 - the passkey package imports flows
+
+    with transaction.atomic():
+        retirement.registered_from_sessions(user)
+        sessions.revoke(user)
     remember = ctx.signed_cookie(DONT_REMEMBER) != "true"
     return sessions.create_session(ctx, user, remember)

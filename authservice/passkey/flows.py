@@ -123,6 +123,8 @@ def verify_registration(ctx, user, response, *, name=None, create_session=False)
                 backed_up=verified.credential_backed_up,
                 transports=_transports(response),
                 aaguid=verified.aaguid,
+                # A revocation of this session ends this passkey too (passkey/retirement.py).
+                created_by_session_id=_session_id(ctx),
             )
     except IntegrityError:
         raise APIError(400, errors.FAILED_TO_VERIFY_REGISTRATION) from None
@@ -132,6 +134,11 @@ def verify_registration(ctx, user, response, *, name=None, create_session=False)
         session = sessions.create_session(ctx, user)
         answer.update(session=wire.session(session), user=wire.user(user))
     return answer
+
+
+def _session_id(ctx):
+    found = sessions.get_session(ctx)
+    return found.session.pk if found else None
 
 
 # --- authentication ---------------------------------------------------------------------------------
