@@ -15,8 +15,13 @@ who has not shown they are the prover, is retired:**
 - the password, unless the prover holds it;
 - the passkeys registered before it (:mod:`authservice.passkey.retirement`): all of them when the proof
   is made outside a session of the account, else those registered from the sessions it ends;
-- when made outside a session of the account, the second factor (TOTP, backup codes, trusted devices,
-  pending two-factor sign-ins): the pre-hijacker's would lock the owner out, or let them skip it.
+- the second factor (TOTP, backup codes, trusted devices, pending two-factor sign-ins) with the password
+  it guards: when a proof made outside a session of the account replaces or retires that password (a
+  reset, a provider's identity), and when :func:`linked_by_address` retires an unconfirmed one. The
+  pre-hijacker's factor would lock the owner out of the account the reset gave back. A link followed
+  elsewhere keeps the password, unconfirmed, and so the factor, and opens no session for a user with
+  2FA: retiring the factor there would hand the mailbox alone a way past it, and take nothing from a
+  pre-hijacker who still holds the password.
 
 The proofs, and who the prover is:
 
@@ -93,7 +98,8 @@ def prove(user, *, password, session=None, account=None):
             if session is None:
                 _retire_links(user, before=now, keep=account)
                 retirement.registered_before(user, now)
-                _retire_second_factor(user)
+                if password != KEEP:
+                    _retire_second_factor(user)
             else:
                 retirement.registered_from_sessions(user, keep_token=session.token)
             if password == RETIRE:
@@ -109,6 +115,7 @@ def linked_by_address(user, account):
         return
     with transaction.atomic():
         _retire_password(user)
+        _retire_second_factor(user)
         sessions.revoke(user)
 
 

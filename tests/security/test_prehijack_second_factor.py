@@ -55,3 +55,13 @@ def test_a_verified_owners_second_factor_survives_their_own_reset(make_user):
     enrol(client)
     _victim_resets_the_password()
     assert users.two_factor_enabled_of(users.find_by_email(VICTIM))
+
+
+def test_a_verification_link_followed_elsewhere_keeps_the_factor_with_the_password_it_guards(pre_hijacker):
+    """The link keeps the password set before it (unconfirmed), so the factor stays with it: retiring it
+    would let the mailbox alone past a real user's second factor, and cost a pre-hijacker nothing."""
+    mail.outbox.clear()
+    assert ApiClient().api_post("/send-verification-email", {"email": VICTIM}).status_code == 200
+    token = re.search(r"[?&]token=([^&\s]+)", mail.outbox[-1].body).group(1)
+    assert ApiClient().api_get("/verify-email", {"token": token}).status_code == 200
+    assert users.two_factor_enabled_of(users.find_by_email(VICTIM))
