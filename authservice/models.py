@@ -195,6 +195,10 @@ class Verification(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
+    class Meta:
+        # authservice_cleanup's batches find expired rows by it, not by a scan of the table each.
+        indexes = [models.Index(fields=["expires_at"])]
+
     def __str__(self):
         return self.identifier.split(":", 1)[0]
 
@@ -305,6 +309,10 @@ class Passkey(models.Model):
     transports = models.CharField(max_length=255, blank=True, default="")
     aaguid = models.CharField(max_length=36, blank=True, null=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # The session it was registered from (not a foreign key: the session is gone long before the
+    # passkey). A revocation that says "not me" (a password change or reset that ends sessions, the
+    # first proof of the address) ends what those sessions registered too (docs/passkeys.md).
+    created_by_session_id = models.CharField(max_length=32, blank=True, null=True, db_index=True)
 
     def __str__(self):
         return self.name or f"passkey {self.id}"

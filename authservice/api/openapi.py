@@ -132,6 +132,12 @@ SUCCESS = {
             twoFactorMethods={"type": "array", "items": {"type": "string", "enum": ["totp", "otp"]}}),
     ]}),
     "SessionUser": Success(obj(("session", "user"), session=ref("Session"), user=ref("User"))),
+    "PasskeySignIn": Success({"anyOf": [
+        obj(("session", "user"), session=ref("Session"), user=ref("User")),
+        # A presence-only assertion (no UV) of a user with two-factor authentication: the first step only.
+        obj(("twoFactorRedirect", "twoFactorMethods"), twoFactorRedirect=BOOLEAN,
+            twoFactorMethods={"type": "array", "items": {"type": "string", "enum": ["totp", "otp"]}}),
+    ]}),
     "SessionUserOrNull": Success(
         nullable(obj(("session", "user"), session=ref("Session"), user=ref("User"))),
         description="The session and its user, or null without a valid session",

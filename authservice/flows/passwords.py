@@ -110,9 +110,15 @@ def change(ctx, found, *, current_password, new_password, revoke_other_sessions=
     signals.password_changed.send(sender=type(user), user=user)
     if not revoke_other_sessions:
         return None
-    # better-auth revokes every session, the caller's too, then signs the caller in afresh.
+    # better-auth revokes every session, the caller's too, then signs the caller in afresh. The
+    # passkeys those sessions registered go with them: one registered with a stolen cookie would
+    # otherwise outlive the revocation meant to end the theft (passkey/retirement.py).
+    from authservice.passkey import retirement  # noqa: PLC0415 - the passkey package imports flows
+
     # The new session continues the caller's: it keeps how they signed in (an SSO one stays exempt).
     method = sessions.current_method(ctx, default="password")
-    sessions.revoke(user)
+    with transaction.atomic():
+        retirement.registered_from_sessions(user)
+        sessions.revoke(user)
     remember = ctx.signed_cookie(DONT_REMEMBER) != "true"
     return sessions.create_session(ctx, user, remember, method=method)

@@ -135,6 +135,9 @@ def succeed(ctx, check, method, trust_device=False, create_session=True):
     if not check.is_sign_in:
         signals.two_factor_verified.send(sender=type(user), user=user, method=method, session=check.found.session)
         return {"token": check.found.session.token, "user": users.to_wire(user)}
+    from authservice.flows.email_password import check_email_verified  # noqa: PLC0415 - it imports this module
+
+    check_email_verified(ctx, user)
     deleted, _ = TwoFactorChallenge.objects.filter(pk=check.pending.pk).delete()
     ctx.delete_cookie(COOKIE)
     if not deleted:  # a concurrent request used the same challenge first

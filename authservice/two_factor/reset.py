@@ -20,13 +20,10 @@ def clear(user):
 
 
 def _clear_passkeys(user):
-    """The user's passkeys, where the passkey plugin is installed; how many were deleted."""
-    try:
-        from authservice.passkey.models import Passkey  # noqa: PLC0415 - optional plugin
-    except ImportError:
-        return 0
-    deleted, _ = Passkey.objects.filter(user=user).delete()
-    return deleted
+    """The user's passkeys (each announced with ``passkey_removed``); how many were deleted."""
+    from authservice.passkey import retirement  # noqa: PLC0415 - the passkey package imports flows
+
+    return retirement.every_passkey(user)
 
 
 def reset(user, by):
