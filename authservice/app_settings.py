@@ -120,6 +120,7 @@ DEFAULTS = {
         # cookie for max_age seconds without reading the database. A session revoked elsewhere
         # stays visible to get-session on other devices until then (docs/sessions.md).
         "cookie_cache": {
+            # get-session answers from the signed session_data cookie (better-auth's cookieCache).
             "enabled": False,
             # Seconds the cache is trusted (and its cookie lives).
             "max_age": 300,
