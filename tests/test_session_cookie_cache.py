@@ -84,7 +84,7 @@ def test_a_cached_answer_varies_on_cookie_and_is_not_stored(cached):
     assert response["Cache-Control"] == "no-store"
 
 
-def test_disable_cookie_cache_reads_the_database(cached, django_assert_num_queries):
+def test_disable_cookie_cache_reads_the_database(cached):
     Session.objects.filter(token=cached.token).delete()
     response = cached.api_get("/get-session", {"disableCookieCache": "true"})
     assert response.content == b"null"
