@@ -85,12 +85,20 @@ class UserChangeFormForEmail(_EmailFormMixin, UserChangeForm):
 
 
 def _reset_two_factor(model_admin, request, users_):
+    from django.contrib import messages
+
     from authservice.two_factor import reset
 
-    for user in users_:
+    # Resetting strips a superuser's second factor, leaving the password alone between an attacker and
+    # everything: only a superuser may do that to a superuser.
+    allowed = [user for user in users_ if request.user.is_superuser or not getattr(user, "is_superuser", False)]
+    for user in allowed:
         reset.reset(user, by=f"admin {request.user.pk}")
         model_admin.log_change(request, user, "Reset two-factor authentication")
-    model_admin.message_user(request, f"Two-factor authentication reset for {len(users_)} user(s).")
+    model_admin.message_user(request, f"Two-factor authentication reset for {len(allowed)} user(s).")
+    if len(allowed) < len(users_):
+        model_admin.message_user(request, f"{len(users_) - len(allowed)} superuser(s) left as they were: only a "
+                                          "superuser may reset a superuser's factors.", messages.WARNING)
 
 
 class UserAdmin(DjangoUserAdmin):
@@ -114,7 +122,9 @@ class UserAdmin(DjangoUserAdmin):
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),)
     inlines = [AccountInline, SessionInline, PasskeyInline]
 
-    @admin.action(description="Reset two-factor authentication (TOTP, backup codes, trusted devices, passkeys)")
+    # A reset turns factors off: the change permission, not the view permission the changelist needs.
+    @admin.action(description="Reset two-factor authentication (TOTP, backup codes, trusted devices, passkeys)",
+                  permissions=["change"])
     def reset_two_factor(self, request, queryset):
         _reset_two_factor(self, request, queryset)
 
@@ -204,6 +214,6 @@ if not users.layout().own:
         readonly_fields = ("user", "created_at", "updated_at", "two_factor_enabled")
         actions = ["reset_two_factor"]
 
-        @admin.action(description="Reset two-factor authentication of these users")
+        @admin.action(description="Reset two-factor authentication of these users", permissions=["change"])
         def reset_two_factor(self, request, queryset):
             _reset_two_factor(self, request, [profile.user for profile in queryset.select_related("user")])

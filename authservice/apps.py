@@ -10,8 +10,9 @@ class AuthServiceConfig(AppConfig):
 
     def ready(self):
         from authservice import checks  # noqa: F401 - registers the system checks
-        from authservice import user_checks  # noqa: F401 - and those of the user model
+        from authservice import password_changes, user_checks  # noqa: F401 - user_checks: those of the user model
         from authservice.endpoints import MODULES
 
         for module in MODULES:
             importlib.import_module(module)
+        password_changes.connect()

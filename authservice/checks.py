@@ -46,7 +46,10 @@ DJANGO_AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddlewar
 
 @register()
 def check_settings(app_configs, **kwargs):
-    return check_setting_values() + _hashers_and_tasks() + _middleware_order()
+    problems = check_setting_values()
+    if not any(problem.is_serious() for problem in problems):  # two_factor.enabled is readable
+        problems += _password_only_backend()
+    return problems + _hashers_and_tasks() + _middleware_order()
 
 
 def check_setting_values():
@@ -120,6 +123,20 @@ def _middleware_order():
         f"{MIDDLEWARE_PATH} comes before {DJANGO_AUTH_MIDDLEWARE} in MIDDLEWARE: Django's middleware "
         "then replaces the request.user that authservice set.",
         hint=f"Move {MIDDLEWARE_PATH} after {DJANGO_AUTH_MIDDLEWARE}.", id="authservice.W012")]
+
+
+DJANGO_MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+def _password_only_backend():
+    """Django's ModelBackend signs in on a password alone, whatever second factor the user turned on."""
+    if not app_settings.two_factor.enabled or DJANGO_MODEL_BACKEND not in settings.AUTHENTICATION_BACKENDS:
+        return []
+    return [Warning(
+        f"{DJANGO_MODEL_BACKEND} is in AUTHENTICATION_BACKENDS while two-factor authentication is on: "
+        "Django's login form (the admin's) signs users in on their password alone, skipping their second "
+        "factor, and that Django session is request.user everywhere.",
+        hint="Replace it with authservice.backends.ModelBackend.", id="authservice.W013")]
 
 
 def _hashers_and_tasks():

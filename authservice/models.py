@@ -195,6 +195,10 @@ class Verification(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
+    class Meta:
+        # authservice_cleanup's batches find expired rows by it, not by a scan of the table each.
+        indexes = [models.Index(fields=["expires_at"])]
+
     def __str__(self):
         return self.identifier.split(":", 1)[0]
 
@@ -216,7 +220,7 @@ class RateLimitCounter(models.Model):
 
 # --- two-factor authentication (authservice.two_factor) -----------------------------------------------
 class TwoFactor(models.Model):
-    """A user's TOTP factor: better-auth's ``twoFactor`` row, with the replay and lockout state."""
+    """A user's TOTP factor: better-auth's ``twoFactor`` row, with the replay state."""
 
     id = models.CharField(primary_key=True, max_length=32, default=generate_id, editable=False)
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="two_factor")
@@ -224,8 +228,6 @@ class TwoFactor(models.Model):
     verified = models.BooleanField(default=False)
     # The highest TOTP time step accepted: a code is refused at or below it, so each code works once.
     last_used_step = models.BigIntegerField(default=0)
-    failed_verification_count = models.IntegerField(default=0)
-    locked_until = models.DateTimeField(blank=True, null=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -233,6 +235,19 @@ class TwoFactor(models.Model):
 
     def __str__(self):
         return str(self.user_id)
+
+
+class TwoFactorLockout(models.Model):
+    """A user's budget of wrong second-factor codes across pending sign-ins, for every method.
+
+    Its own row (made on a user's first guess), not a field of the TOTP row: a user with e-mail codes
+    only has no TOTP row and was never locked. Changed only by conditional UPDATEs (two_factor/lockout.py).
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True,
+                                related_name="+")
+    failed_count = models.IntegerField(default=0)
+    locked_until = models.DateTimeField(blank=True, null=True)
 
 
 class BackupCode(models.Model):
@@ -294,6 +309,10 @@ class Passkey(models.Model):
     transports = models.CharField(max_length=255, blank=True, default="")
     aaguid = models.CharField(max_length=36, blank=True, null=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # The session it was registered from (not a foreign key: the session is gone long before the
+    # passkey). A revocation that says "not me" (a password change or reset that ends sessions, the
+    # first proof of the address) ends what those sessions registered too (docs/passkeys.md).
+    created_by_session_id = models.CharField(max_length=32, blank=True, null=True, db_index=True)
 
     def __str__(self):
         return self.name or f"passkey {self.id}"

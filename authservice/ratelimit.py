@@ -54,14 +54,22 @@ def check(request, subpath):
         return
     window, max_requests = rule
     ip = client_ip(request.headers, request.META.get("REMOTE_ADDR"))
-    # Hashed: the path is client-chosen and may be long; the key must fit the store.
-    key = "authservice:rl:" + hashlib.sha256(f"{ip}|{path}".encode()).hexdigest()[:40]
-    hit = _cache_hit if app_settings.rate_limit.storage == "cache" else _database_hit
-    retry_after = hit(key, window, max_requests)
+    retry_after = hit(f"{ip}|{path}", window, max_requests)
     if retry_after is not None:
         seconds = str(max(1, retry_after))
         raise APIError(429, codes.TOO_MANY_REQUESTS,
                        headers={"Retry-After": seconds, "X-Retry-After": seconds})
+
+
+def hit(name, window, max_requests):
+    """Count one use of ``name`` in its fixed window: seconds to wait when over ``max_requests``, else ``None``.
+
+    The store of every rule (database or cache), for counters keyed by something else than IP and path.
+    """
+    # Hashed: the path is client-chosen and may be long; the key must fit the store.
+    key = "authservice:rl:" + hashlib.sha256(name.encode()).hexdigest()[:40]
+    store = _cache_hit if app_settings.rate_limit.storage == "cache" else _database_hit
+    return store(key, window, max_requests)
 
 
 def _cache_hit(key, window, max_requests):

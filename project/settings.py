@@ -99,6 +99,9 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_USER_MODEL = "authservice.User"
+# Django's login form (the admin's) must not sign in on a password alone a user who has a second factor
+# (docs/mfa.md, authservice.W013): this ModelBackend refuses them, authservice's sign-in asks for it.
+AUTHENTICATION_BACKENDS = ["authservice.backends.ModelBackend"]
 # Every sign-in runs each listed hasher that some stored hash uses, so that an imported user costs what
 # an unknown address costs (I7, authservice/hashers.py); a listed hasher no hash uses costs nothing.
 PASSWORD_HASHERS = [

@@ -240,3 +240,12 @@ def test_the_reference_page_lists_every_operation_when_debug_is_on(api, db, sett
 def test_the_reference_page_is_404_when_debug_is_off(api, db, settings):
     settings.DEBUG = False
     assert error_of(api.api_get("/reference")) == {"message": "Not Found", "code": "NOT_FOUND", "status": 404}
+
+
+def test_guarded_endpoints_name_the_enrolment_refusal_while_required_for_is_set(configure):
+    from authservice.api import openapi
+
+    configure(two_factor={"enabled": True, "required_for": ["is_staff"]})
+    paths = openapi.build()["paths"]
+    assert "TWO_FACTOR_ENROLLMENT_REQUIRED" in paths["/list-sessions"]["get"]["description"]
+    assert "TWO_FACTOR_ENROLLMENT_REQUIRED" not in paths["/get-session"]["get"].get("description", "")

@@ -21,6 +21,25 @@ def test_mfa_reset_turns_2fa_off_so_the_password_alone_signs_in(enrolled):
     assert not TwoFactor.objects.filter(user=enrolled.user).exists()
 
 
+def test_mfa_reset_deletes_the_users_passkeys_and_announces_each(enrolled):
+    from authservice import signals
+    from authservice.models import Passkey
+
+    Passkey.objects.create(user=enrolled.user, public_key="pk", credential_id="cred-1", device_type="singleDevice")
+    removed = []
+
+    def receiver(sender, user, passkey, **kwargs):
+        removed.append(passkey.credential_id)
+
+    signals.passkey_removed.connect(receiver)
+    try:
+        call_command("mfa_reset", enrolled.user.email)
+    finally:
+        signals.passkey_removed.disconnect(receiver)
+    assert not Passkey.objects.filter(user=enrolled.user).exists()
+    assert removed == ["cred-1"]
+
+
 def test_mfa_reset_is_logged_at_warning(enrolled, caplog):
     logger = logging.getLogger("authservice.mfa")
     logger.addHandler(caplog.handler)  # the project's LOGGING may not propagate "authservice"

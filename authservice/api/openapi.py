@@ -132,6 +132,12 @@ SUCCESS = {
             twoFactorMethods={"type": "array", "items": {"type": "string", "enum": ["totp", "otp"]}}),
     ]}),
     "SessionUser": Success(obj(("session", "user"), session=ref("Session"), user=ref("User"))),
+    "PasskeySignIn": Success({"anyOf": [
+        obj(("session", "user"), session=ref("Session"), user=ref("User")),
+        # A presence-only assertion (no UV) of a user with two-factor authentication: the first step only.
+        obj(("twoFactorRedirect", "twoFactorMethods"), twoFactorRedirect=BOOLEAN,
+            twoFactorMethods={"type": "array", "items": {"type": "string", "enum": ["totp", "otp"]}}),
+    ]}),
     "SessionUserOrNull": Success(
         nullable(obj(("session", "user"), session=ref("Session"), user=ref("User"))),
         description="The session and its user, or null without a valid session",
@@ -363,10 +369,18 @@ _GUARDS = {
 }
 
 
+def _enrolment_required():
+    options = app_settings.two_factor
+    return bool(options.enabled and options.required_for)
+
+
 def _description(endpoint):
     notes = []
     if endpoint.guard:
         notes.append(_GUARDS.get(endpoint.guard, f"Guard: {endpoint.guard}."))
+        if not endpoint.during_enrolment and _enrolment_required():
+            notes.append("403 TWO_FACTOR_ENROLLMENT_REQUIRED while two_factor.required_for names the caller "
+                         "and they have not enrolled.")
     if endpoint.origin_check and endpoint.method not in ("GET", "HEAD", "OPTIONS"):
         notes.append("A request with cookies must send a trusted Origin (403 otherwise).")
     if endpoint.login_csrf:

@@ -58,7 +58,7 @@ class VerifyAuthenticationInput(inputs.Input):
 
 @endpoint("POST", "/passkey/verify-authentication", name="verify_passkey_authentication",
           body=VerifyAuthenticationInput, login_csrf=True, no_store=True,
-          summary="Sign in with a passkey's assertion", response="SessionUser", tags=TAGS, enabled=is_enabled)
+          summary="Sign in with a passkey's assertion", response="PasskeySignIn", tags=TAGS, enabled=is_enabled)
 def verify_authentication(ctx):
     return flows.verify_authentication(ctx, ctx.body["response"])
 

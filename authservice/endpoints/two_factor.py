@@ -60,8 +60,7 @@ def enable_two_factor(ctx):
     secret = totp.new_secret()
     skip = two_factor.app_settings.two_factor.skip_verification_on_enable
     TwoFactor.objects.update_or_create(user=user, defaults={
-        "secret": crypto.encrypt(secret), "verified": skip, "last_used_step": 0,
-        "failed_verification_count": 0, "locked_until": None})
+        "secret": crypto.encrypt(secret), "verified": skip, "last_used_step": 0})
     codes_ = backup_codes.replace(user)
     if skip and not users.two_factor_enabled_of(user):
         users.set_two_factor_enabled(user, True)
@@ -116,11 +115,6 @@ class VerifyInput(inputs.Input):
     trustDevice = inputs.Boolean(required=False)
 
 
-def _failed(check, factor, error):
-    challenge.record_failure(check, factor)
-    raise error
-
-
 @_register("POST", "/two-factor/verify-totp", name="verify_totp", body=VerifyInput, during_enrolment=True,
            summary="Verify a TOTP code (finishes a sign-in, or turns TOTP on)", response="TokenUser")
 def verify_totp(ctx):
@@ -128,14 +122,14 @@ def verify_totp(ctx):
     factor = challenge.factor_of(check.user)
     if factor is None or (check.is_sign_in and not factor.verified):
         raise APIError(400, codes.TOTP_NOT_ENABLED)
-    challenge.check_not_locked(check, factor)
-    challenge.begin_attempt(ctx, check)
-    secret = crypto.decrypt(factor.secret)
-    step = totp.matching_step(secret, ctx.body["code"]) if secret else None
-    # A replay (a step at or below the last one used) fails exactly as a wrong code does.
-    if step is None or not totp.use_step(factor, step):
-        _failed(check, factor, APIError(401, codes.INVALID_CODE))
-    challenge.reset_failures(check, factor)
+
+    def compare():
+        secret = crypto.decrypt(factor.secret)
+        step = totp.matching_step(secret, ctx.body["code"]) if secret else None
+        # A replay (a step at or below the last one used) fails exactly as a wrong code does.
+        return step is not None and totp.use_step(factor, step)
+
+    challenge.guess(ctx, check, compare, APIError(401, codes.INVALID_CODE))
     if not factor.verified:
         TwoFactor.objects.filter(pk=factor.pk).update(verified=True)
         if not users.two_factor_enabled_of(check.user):
@@ -159,12 +153,7 @@ def send_two_factor_otp(ctx):
            summary="Verify a mailed code (finishes a sign-in, or turns e-mail codes on)", response="TokenUser")
 def verify_two_factor_otp(ctx):
     check = challenge.start(ctx)
-    factor = challenge.factor_of(check.user) if check.is_sign_in else None
-    challenge.check_not_locked(check, factor)
-    challenge.begin_attempt(ctx, check)
-    if not otp.verify(check, ctx.body["code"]):
-        _failed(check, factor, APIError(401, codes.INVALID_CODE))
-    challenge.reset_failures(check, factor)
+    challenge.guess(ctx, check, lambda: otp.verify(check, ctx.body["code"]), APIError(401, codes.INVALID_CODE))
     if not users.two_factor_enabled_of(check.user):
         users.set_two_factor_enabled(check.user, True)
         signals.two_factor_enabled.send(sender=type(check.user), user=check.user, method="otp")
@@ -182,11 +171,8 @@ def verify_backup_code(ctx):
     factor = challenge.factor_of(check.user)
     if factor is None:
         raise APIError(400, codes.BACKUP_CODES_NOT_ENABLED)
-    challenge.check_not_locked(check, factor)
-    challenge.begin_attempt(ctx, check)
-    if not backup_codes.consume(check.user, ctx.body["code"]):
-        _failed(check, factor, APIError(401, codes.INVALID_BACKUP_CODE))
-    challenge.reset_failures(check, factor)
+    challenge.guess(ctx, check, lambda: backup_codes.consume(check.user, ctx.body["code"]),
+                    APIError(401, codes.INVALID_BACKUP_CODE))
     return challenge.succeed(ctx, check, "backup_code", trust_device=ctx.body.get("trustDevice") is True,
                              create_session=ctx.body.get("disableSession") is not True)
 

@@ -72,6 +72,19 @@ def sign_up(ctx, *, name, email, password, image=None, callback_url=None, rememb
     return {"token": session.token if session else None, "user": users.to_wire(user)}
 
 
+def check_email_verified(ctx, user):
+    """403 EMAIL_NOT_VERIFIED when ``require_email_verification`` is on and ``user``'s address is not.
+
+    Every first-party sign-in (password, passkey, the second step of a two-factor one) calls this one
+    check: an operator who turns the setting on shuts unproven accounts out by every way in, not by the
+    password alone (I1). External identities have their own rule (flows/external_identity.py).
+    """
+    if app_settings.email_and_password.require_email_verification and not users.is_email_verified(user):
+        if app_settings.email_verification.send_on_sign_in:
+            verification.queue_verification_mail(ctx, email=users.email_of(user), user_id=user.pk)
+        raise APIError(403, codes.EMAIL_NOT_VERIFIED)
+
+
 def sign_in(ctx, *, email, password, remember=True):
     options = app_settings.email_and_password
     if not options.enabled:
@@ -89,10 +102,7 @@ def sign_in(ctx, *, email, password, remember=True):
     if not hashers.check_password_evenly(user if has_credential else None, password):
         django_auth_signals.login_failed(ctx, email.lower())
         raise APIError(401, codes.INVALID_EMAIL_OR_PASSWORD)
-    if options.require_email_verification and not users.is_email_verified(user):
-        if app_settings.email_verification.send_on_sign_in:
-            verification.queue_verification_mail(ctx, email=users.email_of(user), user_id=user.pk)
-        raise APIError(403, codes.EMAIL_NOT_VERIFIED)
+    check_email_verified(ctx, user)
     passwords.ensure_credential_account(user)
     # Checked before any session exists: a user with 2FA gets a pending sign-in, never a session.
     pending = two_factor_challenge.begin_sign_in(ctx, user, remember)

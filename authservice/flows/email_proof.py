@@ -12,7 +12,16 @@ who has not shown they are the prover, is retired:**
 - every session except the prover's own;
 - every social or SSO link created before the proof, except the identity that makes the proof, unless
   the proof is made in a session of the account (its holder is inside already and holds the mailbox);
-- the password, unless the prover holds it.
+- the password, unless the prover holds it;
+- the passkeys registered before it (:mod:`authservice.passkey.retirement`): all of them when the proof
+  is made outside a session of the account, else those registered from the sessions it ends;
+- the second factor (TOTP, backup codes, trusted devices, pending two-factor sign-ins) with the password
+  it guards: when a proof made outside a session of the account replaces or retires that password (a
+  reset, a provider's identity), never when :func:`linked_by_address` retires an unconfirmed one later
+  (the sign-in goes on to ask for the factor). The pre-hijacker's factor would lock the owner out of the account the reset gave back. A link followed
+  elsewhere keeps the password, unconfirmed, and so the factor, and opens no session for a user with
+  2FA: retiring the factor there would hand the mailbox alone a way past it, and take nothing from a
+  pre-hijacker who still holds the password.
 
 The proofs, and who the prover is:
 
@@ -50,9 +59,10 @@ mail brings it back.
 from django.db import transaction
 from django.utils import timezone
 
-from authservice import users
+from authservice import signals, users
 from authservice.flows import sessions
 from authservice.models import Account
+from authservice.passkey import retirement
 
 
 def is_proven(user):
@@ -87,6 +97,11 @@ def prove(user, *, password, session=None, account=None):
         if first:
             if session is None:
                 _retire_links(user, before=now, keep=account)
+                retirement.registered_before(user, now)
+                if password != KEEP:
+                    _retire_second_factor(user)
+            else:
+                retirement.registered_from_sessions(user, keep_token=session.token)
             if password == RETIRE:
                 _retire_password(user)
             sessions.revoke(user, keep_token=getattr(session, "token", None))
@@ -95,7 +110,13 @@ def prove(user, *, password, session=None, account=None):
 
 def linked_by_address(user, account):
     """A provider's identity was just linked to ``user`` by its address: an unconfirmed password (set
-    before the proof, never confirmed by the prover) is retired, with every session it could have opened."""
+    before the proof, never confirmed by the prover) is retired, with every session it could have opened.
+
+    The second factor stays, and the sign-in that linked goes on to ask for it (external_identity): the
+    address was proven before, so this identity proves nothing new, and retiring the factor here would let
+    whoever holds the provider account (of a user who followed their verification link on another
+    device) past it. A pre-hijacker's factor left so locks the owner out instead of letting anyone in:
+    an operator's ``mfa_reset`` ends it (docs/security.md)."""
     if not _password_unconfirmed(user):
         return
     with transaction.atomic():
@@ -127,6 +148,18 @@ def _retire_password(user):
     user.set_unusable_password()
     users.update(user, password=user.password)
     _credential(user).delete()
+
+
+def _retire_second_factor(user):
+    """A TOTP factor, backup codes, trusted devices and pending two-factor sign-ins set up before the
+    proof: a pre-hijacker's second factor would lock the owner out of the account they just took back,
+    or keep the pre-hijacker's trusted device skipping it. The owner enrols afresh."""
+    from authservice.two_factor import reset  # noqa: PLC0415 - two_factor imports flows
+
+    enabled = users.two_factor_enabled_of(user)
+    reset.clear(user)
+    if enabled:
+        signals.two_factor_disabled.send(sender=type(user), user=user, reset_by="email-proof")
 
 
 def _retire_links(user, *, before, keep):

@@ -61,9 +61,17 @@ def store_password(user, hashed):
     users.update(user, password=hashed)
     Account.objects.get_or_create(provider_id=Account.CREDENTIAL, account_id=user.pk,
                                   defaults={"user": user})
+    forget_what_the_old_password_opened(user)
+
+
+def forget_what_the_old_password_opened(user):
+    """A new password ends what the old one opened: outstanding reset links, trusted devices and
+    pending 2FA sign-ins. The factors themselves stay: a reset proves the mailbox, not the second factor.
+
+    Ours (:func:`store_password`) and every other change of the password (Django's admin,
+    ``changepassword``, ``set_password()`` + ``save()``: ``password_changes.py``) come here.
+    """
     revoke_reset_tokens(user)
-    # A new password ends what the old one opened: trusted devices and pending 2FA sign-ins. The
-    # factors themselves stay: a reset proves the mailbox, not the second factor.
     from authservice.two_factor import challenge, devices  # noqa: PLC0415 - two_factor imports flows
 
     devices.revoke_all(user)
@@ -102,9 +110,15 @@ def change(ctx, found, *, current_password, new_password, revoke_other_sessions=
     signals.password_changed.send(sender=type(user), user=user)
     if not revoke_other_sessions:
         return None
-    # better-auth revokes every session, the caller's too, then signs the caller in afresh.
+    # better-auth revokes every session, the caller's too, then signs the caller in afresh. The
+    # passkeys those sessions registered go with them: one registered with a stolen cookie would
+    # otherwise outlive the revocation meant to end the theft (passkey/retirement.py).
+    from authservice.passkey import retirement  # noqa: PLC0415 - the passkey package imports flows
+
     # The new session continues the caller's: it keeps how they signed in (an SSO one stays exempt).
     method = sessions.current_method(ctx, default="password")
-    sessions.revoke(user)
+    with transaction.atomic():
+        retirement.registered_from_sessions(user)
+        sessions.revoke(user)
     remember = ctx.signed_cookie(DONT_REMEMBER) != "true"
     return sessions.create_session(ctx, user, remember, method=method)

@@ -8,7 +8,7 @@ import base64
 import json
 
 import webauthn
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from webauthn.helpers import bytes_to_base64url
 from webauthn.helpers.exceptions import WebAuthnException
 from webauthn.helpers.structs import (
@@ -24,15 +24,17 @@ from webauthn.helpers.structs import (
 
 from authservice import signals, tokens, users, wire
 from authservice.errors import APIError, codes
-from authservice.flows import sessions
+from authservice.flows import email_password, sessions
 from authservice.models import Passkey
 from authservice.passkey import challenges, errors
 from authservice.passkey import settings as rp
+from authservice.two_factor import challenge as two_factor_challenge
 
 DEVICE_TYPES = {CredentialDeviceType.SINGLE_DEVICE: "singleDevice", CredentialDeviceType.MULTI_DEVICE: "multiDevice"}
 _TRANSPORTS = {transport.value for transport in AuthenticatorTransport}
 # What py_webauthn raises on a response it refuses, and what parsing a malformed one raises on the way.
 _REFUSED = (WebAuthnException, ValueError, TypeError, KeyError, AttributeError)
+MAX_CREDENTIAL_ID_BYTES = 1023
 
 
 def _descriptors(passkeys):
@@ -100,29 +102,43 @@ def verify_registration(ctx, user, response, *, name=None, create_session=False)
     except _REFUSED:
         # better-auth answers 500 here; a refused credential is the client's error, never a 5xx.
         raise APIError(400, errors.FAILED_TO_VERIFY_REGISTRATION) from None
+    # WebAuthn caps a credential ID at 1023 bytes (§5.8.3) and py_webauthn does not check it: longer is
+    # no browser's credential, and past the column's width PostgreSQL would refuse the INSERT.
+    if len(verified.credential_id) > MAX_CREDENTIAL_ID_BYTES:
+        raise APIError(400, errors.FAILED_TO_VERIFY_REGISTRATION)
     credential_id = bytes_to_base64url(verified.credential_id)
-    with transaction.atomic():
-        # One credential, one account: a second registration of an ID (replayed, or copied from a
-        # victim's listing with the attacker's own key) would let its holder choose the account (I1).
-        if Passkey.objects.filter(credential_id=credential_id).exists():
-            raise APIError(400, errors.FAILED_TO_VERIFY_REGISTRATION)
-        passkey = Passkey.objects.create(
-            name=name or None,
-            user=user,
-            credential_id=credential_id,
-            public_key=base64.b64encode(verified.credential_public_key).decode(),
-            counter=verified.sign_count,
-            device_type=DEVICE_TYPES[verified.credential_device_type],
-            backed_up=verified.credential_backed_up,
-            transports=_transports(response),
-            aaguid=verified.aaguid,
-        )
+    # One credential, one account: a second registration of an ID (replayed, or copied from a victim's
+    # listing with the attacker's own key) would let its holder choose the account (I1). The unique
+    # index decides, so two registrations racing one ID cannot both pass a look-up; the savepoint lets
+    # the loser answer instead of breaking the request's transaction.
+    try:
+        with transaction.atomic():
+            passkey = Passkey.objects.create(
+                name=name or None,
+                user=user,
+                credential_id=credential_id,
+                public_key=base64.b64encode(verified.credential_public_key).decode(),
+                counter=verified.sign_count,
+                device_type=DEVICE_TYPES[verified.credential_device_type],
+                backed_up=verified.credential_backed_up,
+                transports=_transports(response),
+                aaguid=verified.aaguid,
+                # A revocation of this session ends this passkey too (passkey/retirement.py).
+                created_by_session_id=_session_id(ctx),
+            )
+    except IntegrityError:
+        raise APIError(400, errors.FAILED_TO_VERIFY_REGISTRATION) from None
     signals.passkey_added.send(sender=Passkey, user=user, passkey=passkey)
     answer = wire.passkey(passkey)
     if create_session:
         session = sessions.create_session(ctx, user, method="passkey")
         answer.update(session=wire.session(session), user=wire.user(user))
     return answer
+
+
+def _session_id(ctx):
+    found = sessions.get_session(ctx)
+    return found.session.pk if found else None
 
 
 # --- authentication ---------------------------------------------------------------------------------
@@ -168,7 +184,19 @@ def verify_authentication(ctx, response):
     user = passkey.user
     if not getattr(user, "is_active", True):
         raise APIError(401, errors.AUTHENTICATION_FAILED)
+    email_password.check_email_verified(ctx, user)
     _advance_counter(passkey, verified.new_sign_count, verified.credential_backed_up)
+    return _sign_in(ctx, user, verified.user_verified)
+
+
+def _sign_in(ctx, user, user_verified):
+    """A user-verifying assertion (PIN, biometric: the UV flag) is two factors in one, as in better-auth.
+    One without is possession alone, a key found on a desk: for a user with 2FA it is the first step
+    only, answered as a password sign-in of that user is (``twoFactorRedirect``, no session)."""
+    if not user_verified:
+        pending = two_factor_challenge.begin_sign_in(ctx, user, True)
+        if pending is not None:
+            return pending
     session = sessions.create_session(ctx, user, method="passkey")
     return {"session": wire.session(session), "user": wire.user(user)}
 

@@ -6,7 +6,7 @@ from django.db import transaction
 
 from authservice import app_settings, tokens
 from authservice.models import BackupCode
-from authservice.two_factor.crypto import code_hash
+from authservice.two_factor.crypto import code_hash, code_hashes
 
 _ALPHABET = string.ascii_letters + string.digits
 
@@ -32,5 +32,6 @@ def consume(user, code):
     """Use ``code`` up; ``True`` only for the one request whose DELETE removed it."""
     if not isinstance(code, str) or not code or len(code) > 64:
         return False
-    deleted, _ = BackupCode.objects.filter(user=user, code_hash=code_hash(code.strip())).delete()
+    # Under every secret in use (a rotation's fallbacks too): one DELETE, still single use.
+    deleted, _ = BackupCode.objects.filter(user=user, code_hash__in=code_hashes(code.strip())).delete()
     return deleted > 0

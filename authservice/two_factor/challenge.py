@@ -8,7 +8,8 @@ user (enrolment, re-checks) or consumes the challenge and creates the session th
 
 Guessing is bounded three ways: 5 wrong codes per challenge (the 6th try is
 ``TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE`` and the challenge is gone), ``account_lockout`` across
-challenges per user, and the rate limiter's rule for ``/two-factor/*`` per IP.
+challenges per user (``lockout``, one row per user for every method), and the rate limiter's rule for
+``/two-factor/*`` per IP. Both budgets are spent before a code is compared (:func:`guess`).
 """
 
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from authservice.cookies import signed_value
 from authservice.errors import APIError, codes
 from authservice.flows import sessions
 from authservice.models import TwoFactor, TwoFactorChallenge
-from authservice.two_factor import devices
+from authservice.two_factor import devices, lockout
 
 COOKIE = "two_factor"
 ATTEMPTS_PER_CHALLENGE = 5  # better-auth's beginAttempt(5)
@@ -94,16 +95,6 @@ def factor_of(user):
     return TwoFactor.objects.filter(user=user).first()
 
 
-def check_not_locked(check, factor):
-    lockout = app_settings.two_factor.account_lockout
-    if not (check.is_sign_in and lockout.enabled and factor is not None and factor.locked_until):
-        return
-    if factor.locked_until > timezone.now():
-        raise APIError(429, codes.ACCOUNT_TEMPORARILY_LOCKED)
-    TwoFactor.objects.filter(pk=factor.pk, locked_until__lte=timezone.now()).update(
-        failed_verification_count=0, locked_until=None)
-
-
 def begin_attempt(ctx, check):
     """Count this try against the challenge before the code is looked at (one atomic UPDATE)."""
     if not check.is_sign_in:
@@ -116,20 +107,26 @@ def begin_attempt(ctx, check):
         raise APIError(400, codes.TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE)
 
 
-def record_failure(check, factor):
-    lockout = app_settings.two_factor.account_lockout
-    if not (check.is_sign_in and lockout.enabled and factor is not None):
-        return
-    TwoFactor.objects.filter(pk=factor.pk).update(failed_verification_count=F("failed_verification_count") + 1)
-    TwoFactor.objects.filter(pk=factor.pk, failed_verification_count__gte=lockout.max_failed_attempts).update(
-        locked_until=timezone.now() + timedelta(seconds=lockout.duration_seconds))
+def guess(ctx, check, compare, wrong):
+    """Run ``compare()`` (``True`` for a valid code) as one guess of every budget; raise ``wrong`` if it fails.
 
-
-def reset_failures(check, factor):
-    # Nothing to reset is the common case: skipping the UPDATE saves a commit on every sign-in with a
-    # code (bench/README.md, "sign-in + TOTP"). A failure counted meanwhile stays counted: the safe side.
-    if check.is_sign_in and factor is not None and (factor.failed_verification_count or factor.locked_until):
-        TwoFactor.objects.filter(pk=factor.pk).update(failed_verification_count=0, locked_until=None)
+    Every method goes through here, so the per-user budget (``lockout``) and the per-challenge one are
+    both spent *before* the comparison, whichever way the code came.
+    """
+    counted = lockout.reserve(check)
+    try:
+        begin_attempt(ctx, check)
+        matched = compare()
+    except BaseException:
+        if counted:
+            lockout.give_back(check.user)
+        raise
+    if not matched:
+        if counted:
+            lockout.failed(check.user)
+        raise wrong
+    if counted:
+        lockout.succeeded(check.user)
 
 
 def succeed(ctx, check, method, trust_device=False, create_session=True):
@@ -138,6 +135,9 @@ def succeed(ctx, check, method, trust_device=False, create_session=True):
     if not check.is_sign_in:
         signals.two_factor_verified.send(sender=type(user), user=user, method=method, session=check.found.session)
         return {"token": check.found.session.token, "user": users.to_wire(user)}
+    from authservice.flows.email_password import check_email_verified  # noqa: PLC0415 - it imports this module
+
+    check_email_verified(ctx, user)
     deleted, _ = TwoFactorChallenge.objects.filter(pk=check.pending.pk).delete()
     ctx.delete_cookie(COOKIE)
     if not deleted:  # a concurrent request used the same challenge first

@@ -4,6 +4,8 @@ The encryption key is derived (HKDF-SHA256) from the deployment's secret (``AUTH
 else ``SECRET_KEY``), never stored. Rotating that secret: list the old one in
 ``two_factor.secret_fallbacks`` (and, for ``SECRET_KEY``, Django's ``SECRET_KEY_FALLBACKS``), then run
 ``manage.py two_factor_reencrypt``; once it reports 0 left, drop the old secret (docs/mfa.md).
+Backup and mailed codes are stored as hashes, which cannot be re-keyed: they are checked under every
+secret in use, so backup codes made before a rotation work until their secret leaves the fallbacks.
 """
 
 import base64
@@ -55,7 +57,20 @@ def reencrypt(token):
     return _keys().rotate(token.encode()).decode()
 
 
-def code_hash(code):
-    """A keyed hash of a backup or mailed code: a stolen table gives nothing to try offline."""
-    key = hashlib.sha256(b"authservice two-factor code|" + app_settings.secret().encode()).digest()
+def _code_hash(secret, code):
+    key = hashlib.sha256(b"authservice two-factor code|" + secret.encode()).digest()
     return hmac.new(key, code.encode(), hashlib.sha256).hexdigest()
+
+
+def code_hash(code):
+    """A keyed hash of a backup or mailed code: a stolen table gives nothing to try offline.
+
+    Keyed with the current secret; :func:`code_hashes` also accepts the fallbacks.
+    """
+    return _code_hash(app_settings.secret(), code)
+
+
+def code_hashes(code):
+    """``code``'s hash under every secret in use, current first: a code stored before a rotation keeps
+    working while its secret is a fallback. One HMAC per secret, whatever matches (no timing tell)."""
+    return [_code_hash(secret, code) for secret in secrets_in_use()]

@@ -18,6 +18,8 @@ for _code, _message in {
         "Too many failed verification attempts. Your account is temporarily locked. Please try again later."
     ),
     "INVALID_TWO_FACTOR_COOKIE": "Invalid two factor cookie",
+    # Ours: send-otp past its caps (per pending sign-in, per user and hour; docs/mfa.md).
+    "TOO_MANY_OTP_REQUESTS": "Too many codes requested. Please try again later.",
     # Ours: revoke-trusted-device of an id the caller has no device under.
     "TRUSTED_DEVICE_NOT_FOUND": "Trusted device not found",
 }.items():

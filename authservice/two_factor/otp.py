@@ -11,12 +11,12 @@ from datetime import timedelta
 from django.db.models import F
 from django.utils import timezone
 
-from authservice import app_settings, tasks, users
+from authservice import app_settings, ratelimit, tasks, users
 from authservice.adapter import get_adapter
 from authservice.errors import APIError, codes
 from authservice.models import TwoFactorChallenge
 from authservice.tokens import constant_time_equals
-from authservice.two_factor.crypto import code_hash
+from authservice.two_factor.crypto import code_hash, code_hashes
 
 
 def _session_challenge(check):
@@ -27,10 +27,27 @@ def _session_challenge(check):
     return pending
 
 
+# Mails a holder of the password can make us send: per pending sign-in (or signed-in session), and
+# per user whatever the number of sign-ins opened (the per-IP rule alone allows one every ~3 s, forever).
+MAILS_PER_CHALLENGE = 3
+MAILS_PER_USER, MAILS_PER_USER_WINDOW = 10, 3600
+
+
+def _count_mail(pending):
+    per_challenge = ratelimit.hit(f"two-factor-otp|challenge|{pending.pk}",
+                                  app_settings.two_factor.two_factor_cookie_max_age, MAILS_PER_CHALLENGE)
+    per_user = ratelimit.hit(f"two-factor-otp|user|{pending.user_id}", MAILS_PER_USER_WINDOW, MAILS_PER_USER)
+    retry_after = max(per_challenge or 0, per_user or 0)
+    if retry_after:
+        raise APIError(429, codes.TOO_MANY_OTP_REQUESTS,
+                       headers={"Retry-After": str(retry_after), "X-Retry-After": str(retry_after)})
+
+
 def send(ctx, check):
     if not app_settings.two_factor.otp.enabled:
         raise APIError(400, codes.OTP_NOT_CONFIGURED)
     pending = check.pending if check.is_sign_in else _session_challenge(check)
+    _count_mail(pending)
     tasks.two_factor_otp_mail.enqueue(challenge_id=pending.pk)
     return {"status": True}
 
@@ -71,7 +88,12 @@ def verify(check, code):
         pk=pending.pk, otp_hash=pending.otp_hash, otp_attempts__lt=allowed).update(otp_attempts=F("otp_attempts") + 1)
     if not counted:
         raise APIError(400, codes.TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE)
-    if not isinstance(code, str) or not constant_time_equals(code_hash(code.strip()), pending.otp_hash):
+    if not isinstance(code, str):
+        return False
+    # Every secret in use is compared (a code mailed just before a rotation still works), all of them
+    # every time, so the time does not tell which one matched.
+    matches = [constant_time_equals(candidate, pending.otp_hash) for candidate in code_hashes(code.strip())]
+    if not any(matches):
         return False
     # Used once: the code is wiped by the request that matched it.
     return bool(TwoFactorChallenge.objects.filter(pk=pending.pk, otp_hash=pending.otp_hash).update(otp_hash=""))

@@ -43,3 +43,12 @@ def enrolment_pending(session, user):
     if session.sign_in_method in EXEMPT_METHODS:
         return False
     return applies_to(user) and not users.two_factor_enabled_of(user)
+
+
+def second_factor_required(user):
+    """Whether a password alone must never sign ``user`` in: they turned a second factor on, or
+    ``required_for`` names them. Ways in that only know the password (Django's ModelBackend,
+    ``authservice.backends``) refuse such users."""
+    if not app_settings.two_factor.enabled:
+        return False
+    return bool(users.two_factor_enabled_of(user)) or applies_to(user)

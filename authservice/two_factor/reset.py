@@ -4,28 +4,26 @@ import logging
 
 from authservice import signals, users
 from authservice.models import BackupCode, TwoFactor
-from authservice.two_factor import challenge, devices
+from authservice.two_factor import challenge, devices, lockout
 
 logger = logging.getLogger("authservice.mfa")
 
 
 def clear(user):
-    """TOTP, backup codes, trusted devices and pending sign-ins of ``user`` gone; 2FA off."""
+    """TOTP, backup codes, trusted devices, pending sign-ins and the lock of ``user`` gone; 2FA off."""
     users.set_two_factor_enabled(user, False)
     TwoFactor.objects.filter(user=user).delete()
     BackupCode.objects.filter(user=user).delete()
     devices.revoke_all(user)
     challenge.forget_user(user)
+    lockout.clear(user)
 
 
 def _clear_passkeys(user):
-    """The user's passkeys, where the passkey plugin is installed; how many were deleted."""
-    try:
-        from authservice.passkey.models import Passkey  # noqa: PLC0415 - optional plugin
-    except ImportError:
-        return 0
-    deleted, _ = Passkey.objects.filter(user=user).delete()
-    return deleted
+    """The user's passkeys (each announced with ``passkey_removed``); how many were deleted."""
+    from authservice.passkey import retirement  # noqa: PLC0415 - the passkey package imports flows
+
+    return retirement.every_passkey(user)
 
 
 def reset(user, by):

@@ -12,6 +12,14 @@ from tests.two_factor_support import enrolled, pending, staff, staff_required  #
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def verified(enrolled):
+    """``enrolled`` with a proven address. A reset of a never-proven one is that address's first proof,
+    which retires a factor set up before it (a pre-hijacker's: tests/security/test_prehijack_second_factor.py)."""
+    users.update(enrolled.user, email_verified=True)
+    return enrolled
+
+
 def reset(user):
     attacker = ApiClient()
     response = attacker.api_post("/reset-password", {"newPassword": NEW_PASSWORD, "token": issue_token(user)})
@@ -19,10 +27,10 @@ def reset(user):
     return attacker
 
 
-def test_a_reset_leaves_two_factor_on(enrolled):
-    reset(enrolled.user)
-    assert users.two_factor_enabled_of(type(enrolled.user).objects.get(pk=enrolled.user.pk)) is True
-    assert TwoFactor.objects.filter(user=enrolled.user, verified=True).exists()
+def test_a_reset_leaves_two_factor_on(verified):
+    reset(verified.user)
+    assert users.two_factor_enabled_of(type(verified.user).objects.get(pk=verified.user.pk)) is True
+    assert TwoFactor.objects.filter(user=verified.user, verified=True).exists()
 
 
 def test_a_reset_issues_no_session(enrolled):
@@ -32,9 +40,9 @@ def test_a_reset_issues_no_session(enrolled):
     assert attacker.api_get("/get-session").json() is None
 
 
-def test_the_new_password_still_needs_the_second_factor(enrolled):
-    attacker = reset(enrolled.user)
-    response = attacker.api_post("/sign-in/email", {"email": enrolled.user.email, "password": NEW_PASSWORD})
+def test_the_new_password_still_needs_the_second_factor(verified):
+    attacker = reset(verified.user)
+    response = attacker.api_post("/sign-in/email", {"email": verified.user.email, "password": NEW_PASSWORD})
     assert response.json()["twoFactorRedirect"] is True
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from authservice.models import TwoFactor
+from authservice.models import TwoFactorLockout
 from tests.conftest import ApiClient, error_of
 from tests.two_factor_support import code, enrolled, start_sign_in  # noqa: F401 - fixture
 
@@ -79,8 +79,8 @@ def test_the_lock_lifts_after_its_duration(enrolled):
 
     from django.utils import timezone
 
-    TwoFactor.objects.filter(user=enrolled.user).update(
-        failed_verification_count=10, locked_until=timezone.now() - timedelta(seconds=1))
+    TwoFactorLockout.objects.create(
+        user=enrolled.user, failed_count=10, locked_until=timezone.now() - timedelta(seconds=1))
     owner = start_sign_in(enrolled.user.email)
     assert owner.api_post("/two-factor/verify-totp", {"code": code(enrolled.secret)}).status_code == 200
 

@@ -46,3 +46,23 @@ def test_a_password_alone_through_djangos_login_is_no_request_user_when_2fa_is_o
     # /me/ is the example project's page that answers with request.user (authservice's middleware).
     browser = _django_login(staff_with_two_factor)
     assert browser.get("/me/").status_code != 200
+
+
+def test_a_staff_member_without_a_second_factor_still_logs_in_through_the_admin_form(db):
+    # The backend refuses only users with a second factor: Django's login form keeps working for others.
+    model = get_user_model()
+    if not hasattr(model._default_manager, "create_superuser"):
+        pytest.skip("a user model without staff users has no admin")
+    staff = model._default_manager.create_superuser(
+        **{model.USERNAME_FIELD: "plain@example.com", "email": "plain@example.com", "password": PASSWORD})
+    assert _django_login(staff).get("/admin/").status_code == 200
+
+
+def test_a_staff_member_required_to_enrol_gets_no_admin_through_the_form_either(db, configure):
+    configure(two_factor={"required_for": ["is_staff"]})
+    model = get_user_model()
+    if not hasattr(model._default_manager, "create_superuser"):
+        pytest.skip("a user model without staff users has no admin")
+    staff = model._default_manager.create_superuser(
+        **{model.USERNAME_FIELD: "plain@example.com", "email": "plain@example.com", "password": PASSWORD})
+    assert _django_login(staff).get("/admin/").status_code != 200

@@ -1,0 +1,45 @@
+"""``manage.py authservice_cleanup``: expired rows of every kind go, live ones stay, in batches."""
+
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from authservice.management.commands.authservice_cleanup import delete_expired
+from authservice.models import Verification
+from tests.conftest import ApiClient
+
+pytestmark = pytest.mark.django_db
+
+
+def _row(identifier, expires_in):
+    return Verification.objects.create(identifier=identifier, value="x",
+                                       expires_at=timezone.now() + timedelta(seconds=expires_in))
+
+
+def test_expired_passkey_challenges_asked_for_and_never_finished_are_deleted():
+    for _ in range(3):
+        assert ApiClient().api_get("/passkey/generate-authenticate-options").status_code == 200
+    Verification.objects.filter(identifier__startswith="passkey-challenge:").update(
+        expires_at=timezone.now() - timedelta(seconds=1))
+    call_command("authservice_cleanup", stdout=StringIO())
+    assert not Verification.objects.filter(identifier__startswith="passkey-challenge:").exists()
+
+
+def test_expired_verification_rows_of_every_kind_are_deleted_and_live_ones_kept():
+    for kind in ("reset-password:a", "delete-account-b", "passkey-challenge:c", "sso-state:d", "anything"):
+        _row(kind, -60)
+    live = _row("reset-password:live", 600)
+    out = StringIO()
+    call_command("authservice_cleanup", stdout=out)
+    assert list(Verification.objects.all()) == [live]
+    assert "Verification: 5 expired rows deleted" in out.getvalue()
+
+
+def test_a_backlog_is_deleted_in_batches_until_none_is_left():
+    for index in range(7):
+        _row(f"passkey-challenge:{index}", -60)
+    assert delete_expired(Verification, "expires_at", timezone.now(), batch=3) == 7
+    assert not Verification.objects.exists()
