@@ -116,6 +116,19 @@ DEFAULTS = {
         "update_age": 86400,
         # Seconds a session counts as fresh for sensitive changes (delete-user...); 0: always fresh.
         "fresh_age": 86400,
+        # better-auth's session.cookieCache: get-session answers from a signed ``session_data``
+        # cookie for max_age seconds without reading the database. A session revoked elsewhere
+        # stays visible to get-session on other devices until then (docs/sessions.md).
+        "cookie_cache": {
+            # get-session answers from the signed session_data cookie (better-auth's cookieCache).
+            "enabled": False,
+            # Seconds the cache is trusted (and its cookie lives).
+            "max_age": 300,
+            # The encoding: only better-auth's "compact" (signed base64url JSON) is implemented.
+            "strategy": "compact",
+            # Changing it invalidates every cache already issued.
+            "version": "1",
+        },
     },
     "rate_limit": {
         # Limit requests per client IP and path (core.md §8).
@@ -262,6 +275,7 @@ TYPES = {
     "email_verification.send_on_sign_up": Optional(Bool()),
     "session.update_age": Int(positive=False),
     "session.fresh_age": Int(positive=False),
+    "session.cookie_cache.strategy": Choice("compact"),
     "rate_limit.storage": Choice("database", "cache"),
     "rate_limit.custom_rules": RateRules(),
     "ip_address_header": Optional(Str()),

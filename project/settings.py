@@ -156,6 +156,12 @@ AUTHSERVICE = {
     # "none" for an SPA on another site (over https only); see docs/clients.md.
     "cookie_attributes": {"same_site": env.str("AUTH_COOKIE_SAME_SITE", default="lax")},
     "two_factor": {"enabled": env.bool("AUTH_TWO_FACTOR", default=True)},
+    # better-auth's session.cookieCache: get-session answers from a signed cookie for max_age seconds,
+    # so a session revoked on another device stays visible there until then (docs/sessions.md).
+    "session": {"cookie_cache": {
+        "enabled": env.bool("AUTH_SESSION_COOKIE_CACHE", default=False),
+        "max_age": env.int("AUTH_SESSION_COOKIE_CACHE_MAX_AGE", default=300),
+    }},
     # better-auth's passkey plugin; the RP ID defaults to AUTH_BASE_URL's hostname (no IP address in a
     # browser: use http://localhost:8000 to try passkeys locally).
     "passkey": {"enabled": env.bool("AUTH_PASSKEY", default=True),

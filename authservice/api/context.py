@@ -79,6 +79,7 @@ class Context:
         self._session = None
         self._session_loaded = False
         self._session_vanished = False  # the session was deleted while being refreshed
+        self._session_cached = False  # get-session answered from the cookie cache (cookie_cache.py)
 
     # --- cookies -----------------------------------------------------------------------------
     def set_cookie(self, key, value, max_age=None):

@@ -44,7 +44,7 @@ def harden(response):
 def _cache_policy(ctx):
     """(the headers to vary on, whether ``private``): varies on what names the session when ``ctx``
     read it or sets a cookie; private when it sets one. The one rule for HTTP and in-process answers."""
-    varies = ctx._session_loaded or bool(ctx.response_cookies)
+    varies = ctx._session_loaded or ctx._session_cached or bool(ctx.response_cookies)
     vary = (["Cookie", "Authorization"] if bearer.enabled() else ["Cookie"]) if varies else []
     return vary, bool(ctx.response_cookies)
 

@@ -1,6 +1,6 @@
 """Sessions: get-session, sign-out, list-sessions, revoke-*, update-session (core.md §4.5, §4.6, §4.16-18)."""
 
-from authservice import wire
+from authservice import cookie_cache, wire
 from authservice.api import inputs
 from authservice.api.registry import endpoint
 from authservice.errors import APIError, codes
@@ -19,12 +19,15 @@ class GetSessionQuery(inputs.Input):
           during_enrolment=True, no_store=True, summary="The current session and user, or null",
           response="SessionUserOrNull", tags=("session",))
 def get_session(ctx):
-    found = sessions.get_session(
-        ctx, bypass_cache=ctx.query.get("disableCookieCache", False),
-        disable_refresh=ctx.query.get("disableRefresh", False),
-    )
+    # The one reader of the cookie cache (authservice/cookie_cache.py says why no other endpoint is).
+    if not ctx.query.get("disableCookieCache", False):
+        cached = cookie_cache.served(ctx)
+        if cached is not None:
+            return cached
+    found = sessions.get_session(ctx, disable_refresh=ctx.query.get("disableRefresh", False))
     if found is None:
         return None
+    sessions.set_cache_cookie(ctx, found)
     return {"session": wire.session(found.session), "user": wire.user(found.user)}
 
 
@@ -63,7 +66,10 @@ class RevokeSessionInput(inputs.Input):
           headers_required=True, summary="Revoke one of the caller's sessions", response="Status",
           tags=("session",))
 def revoke_session(ctx):
-    sessions.revoke(sessions.get_session(ctx).user, token=ctx.body["token"])
+    found = sessions.get_session(ctx)
+    sessions.revoke(found.user, token=ctx.body["token"])
+    if ctx.body["token"] == found.session.token:
+        cookie_cache.clear_carried(ctx)  # this device's cache must not keep answering for the revoked session
     return {"status": True}
 
 
@@ -71,6 +77,7 @@ def revoke_session(ctx):
           summary="Revoke all the caller's sessions", response="Status", tags=("session",))
 def revoke_sessions(ctx):
     sessions.revoke(sessions.get_session(ctx).user)
+    cookie_cache.clear_carried(ctx)  # the caller's own session went too
     return {"status": True}
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from authservice import app_settings, cookies, db, links, origins, signals, users
+from authservice import app_settings, cookie_cache, cookies, db, links, origins, signals, users
 from authservice.errors import OAuthCallbackError as E
 from authservice.flows import email_proof, sessions
 from authservice.models import Account
@@ -70,6 +70,7 @@ def forget_session_cookies(ctx):
     """A failed sign-in sets no session cookie (one set before a later step failed is dropped)."""
     for key in (cookies.SESSION_TOKEN, cookies.DONT_REMEMBER):
         ctx.response_cookies.pop(cookies.cookie_name(key), None)
+    cookie_cache.forget(ctx)
 
 
 def failure_location(ctx, target, failure):

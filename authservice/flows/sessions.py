@@ -5,8 +5,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from authservice import app_settings, bearer, django_auth_signals, signals, tokens
-from authservice.cookies import DONT_REMEMBER, SESSION_DATA, SESSION_TOKEN, signed_value
+from authservice import app_settings, bearer, cookie_cache, django_auth_signals, signals, tokens
+from authservice.cookies import DONT_REMEMBER, SESSION_TOKEN, signed_value
 from authservice.errors import APIError, codes
 from authservice.models import Session
 from authservice.two_factor import policy
@@ -67,18 +67,31 @@ def announce_sign_in(ctx, user, session):
 
 
 def set_session_cookie(ctx, session, dont_remember=None):
-    """Write ``session_token`` (and ``dont_remember``); ``None`` keeps the browser's current choice."""
+    """Write ``session_token`` (and ``dont_remember``); ``None`` keeps the browser's current choice.
+
+    With the cookie cache on, ``session_data`` too, as better-auth's setSessionCookie: every answer
+    that (re)sends the session cookie (sign-in, sign-up, refresh, update-user...) refreshes the cache.
+    """
     if dont_remember is None:
         dont_remember = _dont_remember(ctx)
     max_age = None if dont_remember else app_settings.session.expires_in
     ctx.set_cookie(SESSION_TOKEN, signed_value(session.token), max_age=max_age)
     if dont_remember:
         ctx.set_cookie(DONT_REMEMBER, signed_value("true"))
+    if cookie_cache.enabled():
+        cookie_cache.store(ctx, session, session.user, dont_remember=dont_remember)
+
+
+def set_cache_cookie(ctx, found):
+    """get-session's database answer re-issues the cache (unless this answer already set it)."""
+    if cookie_cache.enabled() and not cookie_cache.being_set(ctx):
+        cookie_cache.store(ctx, found.session, found.user, dont_remember=_dont_remember(ctx))
 
 
 def clear_session_cookies(ctx):
-    for key in (SESSION_TOKEN, SESSION_DATA, DONT_REMEMBER):
+    for key in (SESSION_TOKEN, DONT_REMEMBER):
         ctx.delete_cookie(key)
+    cookie_cache.clear(ctx)
 
 
 def cookie_token(ctx):
@@ -130,7 +143,8 @@ def current_method(ctx, default):
 def resolve_session(ctx, bypass_cache=False, disable_refresh=False):
     """The caller's live session (refreshed when due), or ``None``; never raises.
 
-    One query: the session joined with its user, by the unique token index. A row gone by the time
+    Always the database (the cookie cache is read by get-session alone, authservice/cookie_cache.py):
+    one query, the session joined with its user, by the unique token index. A row gone by the time
     it is refreshed is no session: the cookies are cleared and ``ctx._session_vanished`` is set.
     """
     if ctx._session_loaded:
