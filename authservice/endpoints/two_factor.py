@@ -169,7 +169,9 @@ class VerifyBackupCodeInput(VerifyInput):
 def verify_backup_code(ctx):
     check = challenge.start(ctx)
     factor = challenge.factor_of(check.user)
-    if factor is None:
+    # The codes come with TOTP and count only once it is confirmed: those of an enrolment nobody
+    # finished (``enable`` alone, maybe by whoever holds an old cookie and the password) open nothing.
+    if factor is None or not factor.verified:
         raise APIError(400, codes.BACKUP_CODES_NOT_ENABLED)
     challenge.guess(ctx, check, lambda: backup_codes.consume(check.user, ctx.body["code"]),
                     APIError(401, codes.INVALID_BACKUP_CODE))
