@@ -25,7 +25,13 @@ def get_session(ctx):
     )
     if found is None:
         return None
-    return {"session": wire.session(found.session), "user": wire.user(found.user)}
+    answer = {"session": wire.session(found.session), "user": wire.user(found.user)}
+    if found.enrolment_pending:
+        # The one endpoint such a session may read must not pass it off as an ordinary one: the SPA
+        # shows enrolment, and host code asking auth.api.get_session() learns it opens nothing else.
+        # Absent otherwise, so everyone else's answer stays better-auth's.
+        answer["session"]["twoFactorEnrollmentRequired"] = True
+    return answer
 
 
 @endpoint("POST", "/get-session", name="get_session_post", summary="Not available (deferred refresh)",
