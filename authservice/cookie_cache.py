@@ -196,7 +196,16 @@ def _chunk_size(name, attributes):
 
 
 def store(ctx, session, user, *, dont_remember):
-    """Set the cache for ``session`` of ``user`` (model instances) on ``ctx``'s answer."""
+    """Set the cache for ``session`` of ``user`` (model instances) on ``ctx``'s answer.
+
+    A session still to enrol a second factor (``two_factor.required_for``) is never cached: get-session
+    flags it (``twoFactorEnrollmentRequired``), and a cached answer would not.
+    """
+    from authservice.two_factor import policy  # noqa: PLC0415 - two_factor imports the flows that import us
+
+    if policy.enrolment_pending(session, user):
+        clear(ctx)
+        return
     settings = app_settings.session.cookie_cache
     max_age = None if dont_remember else settings.max_age
     now_ms = int(time.time() * 1000)

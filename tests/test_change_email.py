@@ -9,7 +9,7 @@ from django.core import mail
 from authservice import auth, signals, users
 from authservice.errors import APIError
 from authservice.flows import verification
-from tests.conftest import ORIGIN, error_of
+from tests.conftest import ORIGIN, PASSWORD, error_of
 
 NEW = "grace@example.com"
 
@@ -212,6 +212,41 @@ def test_flow_b_needs_a_verified_address(signed_in, configure):
     [message] = mail.outbox
     assert message.to == [NEW]
     assert verification.read_token(mailed_token(message))["requestType"] == "change-email-verification"
+
+
+# --- a user with a second factor: always flow (b), from a fresh session -------------------------
+@pytest.fixture
+def with_second_factor(signed_in):
+    assert signed_in.api_post("/two-factor/enable", {"password": PASSWORD, "method": "otp"}).status_code == 200
+    return signed_in
+
+
+def test_a_user_with_a_second_factor_approves_from_the_current_address_whatever_the_setting(with_second_factor):
+    # Their mailbox resets the password: the new one alone must not take it (attack 17c).
+    with_second_factor.api_post("/change-email", {"newEmail": NEW})
+    [message] = mail.outbox
+    assert message.to == ["ada@example.com"]
+    assert verification.read_token(mailed_token(message))["requestType"] == "change-email-confirmation"
+
+
+def test_a_user_with_a_second_factor_is_never_moved_at_once(with_second_factor, configure):
+    configure(change_email={"update_email_without_verification": True})
+    with_second_factor.api_post("/change-email", {"newEmail": NEW})
+    assert reload(with_second_factor.user).email == "ada@example.com"
+    assert [m.to for m in mail.outbox] == [["ada@example.com"]]
+
+
+def test_a_user_with_a_second_factor_needs_a_fresh_session(with_second_factor):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from authservice.models import Session
+
+    Session.objects.filter(user=with_second_factor.user).update(created_at=timezone.now() - timedelta(days=2))
+    response = with_second_factor.api_post("/change-email", {"newEmail": NEW})
+    assert error_of(response)["code"] == "SESSION_NOT_FRESH"
+    assert mail.outbox == []
 
 
 # --- flow (a): an unverified address is replaced at once -----------------------------------------

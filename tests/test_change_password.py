@@ -81,6 +81,14 @@ def test_change_with_revoke_other_sessions_revokes_all_and_starts_a_new_one(sign
     assert other.api_get("/get-session").json() is None
 
 
+def test_the_session_made_by_revoke_keeps_the_callers_sign_in_time(signed_in):
+    # A replacement proves nothing anew: it must not turn a stale session into a fresh one.
+    signed_in_at = timezone.now() - timedelta(days=2)
+    Session.objects.filter(user=signed_in.user).update(created_at=signed_in_at)
+    new_token = change(signed_in, revokeOtherSessions=True).json()["token"]
+    assert Session.objects.get(token=new_token).created_at == signed_in_at
+
+
 def test_change_with_revoke_other_sessions_sets_the_new_cookie(signed_in):
     response = change(signed_in, revokeOtherSessions=True)
     cookie = response.cookies["auth.session_token"]

@@ -1,5 +1,6 @@
 """better-auth's own ``twoFactorClient()`` runs end to end against the server (tests/js/two_factor_flow.mjs):
-enable, sign in with TOTP (codes computed in Node), a backup code, an e-mailed code, a trusted device, disable."""
+enable, sign in with TOTP (codes computed in Node), a backup code, then (TOTP off, e-mail codes on) an e-mailed
+code, a trusted device, disable."""
 
 import json
 import subprocess
@@ -17,6 +18,7 @@ STEPS = [
     "signUp.email", "twoFactor.enable", "twoFactor.verifyTotp (enrol)",
     "signIn.email (TOTP user)", "getSession while pending", "twoFactor.verifyTotp", "getSession after verifyTotp",
     "signIn.email (backup code)", "twoFactor.verifyBackupCode",
+    "twoFactor.disable (TOTP)", "twoFactor.enable (e-mail codes)",
     "signIn.email (e-mail code)", "twoFactor.sendOtp", "twoFactor.verifyOtp (trustDevice)",
     "signOut (trusted browser)", "signIn.email (trusted device)",
     "twoFactor.disable", "signIn.email after disable",

@@ -113,6 +113,28 @@ def test_disable_needs_a_fresh_session(enrolled, configure):
     assert error_of(response)["code"] == "SESSION_NOT_FRESH"
 
 
+def _made_two_days_ago(client):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from authservice.models import Session
+
+    Session.objects.filter(user=client.user).update(created_at=timezone.now() - timedelta(days=2))
+    return client
+
+
+def test_enable_with_a_factor_in_place_needs_a_fresh_session(signed_in):
+    signed_in.api_post("/two-factor/enable", {"password": PASSWORD, "method": "otp"})
+    response = _made_two_days_ago(signed_in).api_post("/two-factor/enable", {"password": PASSWORD})
+    assert error_of(response)["code"] == "SESSION_NOT_FRESH"
+
+
+def test_a_first_enable_works_from_any_session(signed_in):
+    response = _made_two_days_ago(signed_in).api_post("/two-factor/enable", {"password": PASSWORD})
+    assert response.status_code == 200
+
+
 def test_enabling_and_disabling_send_their_signals(signed_in):
     seen = []
 

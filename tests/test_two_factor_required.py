@@ -68,6 +68,15 @@ def test_get_session_answers_a_pending_session(pending):
     assert pending.api_get("/get-session").json()["user"]["email"] == pending.user.email
 
 
+def test_get_session_says_the_session_is_pending(pending):
+    assert pending.api_get("/get-session").json()["session"]["twoFactorEnrollmentRequired"] is True
+
+
+def test_get_session_drops_the_flag_once_enrolled(pending):
+    pending.api_post("/two-factor/enable", {"password": PASSWORD, "method": "otp"})
+    assert "twoFactorEnrollmentRequired" not in pending.api_get("/get-session").json()["session"]
+
+
 def test_sign_out_ends_a_pending_session(pending):
     assert pending.api_post("/sign-out").status_code == 200
     assert not Session.objects.filter(user=pending.user).exists()

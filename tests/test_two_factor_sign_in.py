@@ -9,14 +9,14 @@ from django.utils import timezone
 from authservice import users
 from authservice.models import Session, TrustedDevice
 from tests.conftest import PASSWORD, ApiClient, error_of
-from tests.two_factor_support import code, enrolled, start_sign_in  # noqa: F401 - fixture
+from tests.two_factor_support import code, enrolled, otp_enrolled, start_sign_in  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.django_db
 
 
 def test_sign_in_answers_two_factor_redirect_with_the_methods(enrolled):
     response = ApiClient().api_post("/sign-in/email", {"email": enrolled.user.email, "password": PASSWORD})
-    assert response.json() == {"twoFactorRedirect": True, "twoFactorMethods": ["totp", "otp"]}
+    assert response.json() == {"twoFactorRedirect": True, "twoFactorMethods": ["totp"]}
 
 
 def test_sign_in_with_2fa_creates_no_session(enrolled):
@@ -83,41 +83,41 @@ def _mailed_code():
     return re.search(r"\b(\d{6})\b", mail.outbox[-1].body).group(1)
 
 
-def test_an_emailed_code_finishes_the_sign_in(enrolled):
-    client = start_sign_in(enrolled.user.email)
+def test_an_emailed_code_finishes_the_sign_in(otp_enrolled):
+    client = start_sign_in(otp_enrolled.user.email)
     assert client.api_post("/two-factor/send-otp").json() == {"status": True}
-    assert mail.outbox[-1].to == [enrolled.user.email]
+    assert mail.outbox[-1].to == [otp_enrolled.user.email]
     response = client.api_post("/two-factor/verify-otp", {"code": _mailed_code()})
     assert response.status_code == 200, response.content
     assert set(response.json()) == {"token", "user"}
 
 
-def test_an_emailed_code_works_once(enrolled):
-    client = start_sign_in(enrolled.user.email)
+def test_an_emailed_code_works_once(otp_enrolled):
+    client = start_sign_in(otp_enrolled.user.email)
     client.api_post("/two-factor/send-otp")
     mailed = _mailed_code()
-    second = start_sign_in(enrolled.user.email)
+    second = start_sign_in(otp_enrolled.user.email)
     # A code belongs to its own pending sign-in only.
     assert second.api_post("/two-factor/verify-otp", {"code": mailed}).status_code == 400
     assert client.api_post("/two-factor/verify-otp", {"code": mailed}).status_code == 200
 
 
-def test_verify_otp_before_send_otp_is_otp_has_expired(enrolled):
-    client = start_sign_in(enrolled.user.email)
+def test_verify_otp_before_send_otp_is_otp_has_expired(otp_enrolled):
+    client = start_sign_in(otp_enrolled.user.email)
     response = client.api_post("/two-factor/verify-otp", {"code": "123456"})
     assert error_of(response)["code"] == "OTP_HAS_EXPIRED"
 
 
-def test_an_expired_emailed_code_is_otp_has_expired(enrolled, configure):
+def test_an_expired_emailed_code_is_otp_has_expired(otp_enrolled, configure):
     from datetime import timedelta
 
     from django.utils import timezone
 
     from authservice.models import TwoFactorChallenge
 
-    client = start_sign_in(enrolled.user.email)
+    client = start_sign_in(otp_enrolled.user.email)
     client.api_post("/two-factor/send-otp")
-    TwoFactorChallenge.objects.filter(user=enrolled.user).update(otp_expires_at=timezone.now() - timedelta(seconds=1))
+    TwoFactorChallenge.objects.filter(user=otp_enrolled.user).update(otp_expires_at=timezone.now() - timedelta(seconds=1))
     response = client.api_post("/two-factor/verify-otp", {"code": _mailed_code()})
     assert error_of(response)["code"] == "OTP_HAS_EXPIRED"
 
@@ -126,6 +126,22 @@ def test_an_otp_only_user_is_offered_otp_alone(signed_in):
     signed_in.api_post("/two-factor/enable", {"password": PASSWORD, "method": "otp"})
     response = ApiClient().api_post("/sign-in/email", {"email": signed_in.user.email, "password": PASSWORD})
     assert response.json() == {"twoFactorRedirect": True, "twoFactorMethods": ["otp"]}
+
+
+def test_a_totp_user_is_not_sent_emailed_codes(enrolled):
+    # Their mailbox resets the password: it must not also be their second factor.
+    client = start_sign_in(enrolled.user.email)
+    mail.outbox.clear()
+    response = client.api_post("/two-factor/send-otp")
+    assert error_of(response)["code"] == "OTP_NOT_ENABLED"
+    assert mail.outbox == []
+
+
+def test_a_totp_user_cannot_finish_the_sign_in_with_an_emailed_code(enrolled):
+    client = start_sign_in(enrolled.user.email)
+    response = client.api_post("/two-factor/verify-otp", {"code": "123456"})
+    assert error_of(response)["code"] == "OTP_NOT_ENABLED"
+    assert client.api_get("/get-session").json() is None
 
 
 def test_trust_device_sets_a_cookie_that_skips_the_next_sign_in(enrolled):

@@ -43,6 +43,14 @@ def enrolled(signed_in):
     return signed_in
 
 
+@pytest.fixture
+def otp_enrolled(signed_in):
+    """``signed_in`` with e-mail codes as their second factor (``method: "otp"``, no TOTP)."""
+    enabled = signed_in.api_post("/two-factor/enable", {"password": PASSWORD, "method": "otp"})
+    assert enabled.status_code == 200, enabled.content
+    return signed_in
+
+
 # --- two_factor.required_for ---------------------------------------------------------------------
 STAFF_EMAIL = "staff@example.com"
 

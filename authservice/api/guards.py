@@ -1,7 +1,5 @@
 """Endpoint guards: the Origin check, login CSRF, and the session guards (core.md §1.8, §3.4)."""
 
-from django.utils import timezone
-
 from authservice import app_settings, origins
 from authservice.errors import APIError, codes
 from authservice.flows import sessions
@@ -57,9 +55,7 @@ def _require_session(ctx, from_storage):
 
 def _require_fresh(ctx):
     found = _require_session(ctx, from_storage=False)
-    fresh_age = app_settings.session.fresh_age
-    if fresh_age and (timezone.now() - found.session.created_at).total_seconds() >= fresh_age:
-        raise APIError(403, codes.SESSION_NOT_FRESH)
+    sessions.require_fresh(found)
     return found
 
 

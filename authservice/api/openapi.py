@@ -74,6 +74,7 @@ COMPONENTS = {
         ("id", "token", "userId", "expiresAt", "createdAt", "updatedAt", "ipAddress", "userAgent"),
         id=STRING, token=STRING, userId=STRING, expiresAt=DATE, createdAt=DATE, updatedAt=DATE,
         ipAddress=STRING, userAgent=STRING,
+        twoFactorEnrollmentRequired={"const": True},  # get-session, only while two_factor.required_for is pending
     ),
     "SsoProvider": obj(("providerId",), providerId=STRING, issuer=STRING, domain=STRING,
                        organizationId={"type": ["string", "null"]}, domainVerified=BOOLEAN,

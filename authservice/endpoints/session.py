@@ -27,8 +27,16 @@ def get_session(ctx):
     found = sessions.get_session(ctx, disable_refresh=ctx.query.get("disableRefresh", False))
     if found is None:
         return None
-    sessions.set_cache_cookie(ctx, found)
-    return {"session": wire.session(found.session), "user": wire.user(found.user)}
+    answer = {"session": wire.session(found.session), "user": wire.user(found.user)}
+    if found.enrolment_pending:
+        # The one endpoint such a session may read must not pass it off as an ordinary one: the SPA
+        # shows enrolment, and host code asking auth.api.get_session() learns it opens nothing else.
+        # Absent otherwise, so everyone else's answer stays better-auth's.
+        # Nor is it cached: a cached answer would drop the flag (cookie_cache.store refuses it too).
+        answer["session"]["twoFactorEnrollmentRequired"] = True
+    else:
+        sessions.set_cache_cookie(ctx, found)
+    return answer
 
 
 @endpoint("POST", "/get-session", name="get_session_post", summary="Not available (deferred refresh)",

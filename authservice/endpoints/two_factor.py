@@ -46,6 +46,11 @@ def enable_two_factor(ctx):
     method = ctx.body.get("method") or "totp"
     if method not in ("totp", "otp"):
         raise APIError(400, codes.VALIDATION_ERROR, 'Invalid option: expected one of "otp"|"totp"')
+    existing = challenge.factor_of(user)
+    if users.two_factor_enabled_of(user) or existing is not None:
+        # With a factor in place, enable re-issues a secret and backup codes: as strong as disable,
+        # so guarded like it. A first enrolment (nothing to take over) keeps better-auth's any-session rule.
+        sessions.require_fresh(found)
     _check_password(user, ctx.body["password"])
     if method == "otp":
         if not two_factor.app_settings.two_factor.otp.enabled:
@@ -54,7 +59,6 @@ def enable_two_factor(ctx):
             users.set_two_factor_enabled(user, True)
             signals.two_factor_enabled.send(sender=type(user), user=user, method="otp")
         return {"method": "otp"}
-    existing = challenge.factor_of(user)
     if existing is not None and existing.verified:
         raise APIError(400, codes.TOTP_ALREADY_ENABLED)
     secret = totp.new_secret()
@@ -84,7 +88,7 @@ def disable_two_factor(ctx):
     return {"status": True}
 
 
-@_register("POST", "/two-factor/get-totp-uri", name="get_totp_uri", body=PasswordInput, guard="session",
+@_register("POST", "/two-factor/get-totp-uri", name="get_totp_uri", body=PasswordInput, guard="fresh",
            during_enrolment=True, summary="The TOTP URI (for a new authenticator)", response="TotpURI")
 def get_totp_uri(ctx):
     user = sessions.get_session(ctx).user
@@ -99,7 +103,7 @@ def get_totp_uri(ctx):
 
 
 @_register("POST", "/two-factor/generate-backup-codes", name="generate_backup_codes", body=PasswordInput,
-           guard="session", summary="Replace the backup codes", response="BackupCodes")
+           guard="fresh", summary="Replace the backup codes", response="BackupCodes")
 def generate_backup_codes(ctx):
     user = sessions.get_session(ctx).user
     if not users.two_factor_enabled_of(user):
@@ -169,7 +173,9 @@ class VerifyBackupCodeInput(VerifyInput):
 def verify_backup_code(ctx):
     check = challenge.start(ctx)
     factor = challenge.factor_of(check.user)
-    if factor is None:
+    # The codes come with TOTP and count only once it is confirmed: those of an enrolment nobody
+    # finished (``enable`` alone, maybe by whoever holds an old cookie and the password) open nothing.
+    if factor is None or not factor.verified:
         raise APIError(400, codes.BACKUP_CODES_NOT_ENABLED)
     challenge.guess(ctx, check, lambda: backup_codes.consume(check.user, ctx.body["code"]),
                     APIError(401, codes.INVALID_BACKUP_CODE))

@@ -4,6 +4,10 @@
 (b) a verified address first approves the change from the old mailbox (``send_confirmation_to_old_email``);
 (c) otherwise the new mailbox proves it is reachable before anything changes.
 Links of (b) and (c) are applied by GET /verify-email.
+
+A user with a second factor always takes (b), from a fresh session, whatever the settings say: their
+mailbox resets the password, so moving it is as strong as turning the second factor off, and a stolen
+(old) session must not do it without the current mailbox.
 """
 
 from django.db import IntegrityError, transaction
@@ -11,6 +15,7 @@ from django.db import IntegrityError, transaction
 from authservice import app_settings, signals, users
 from authservice.errors import APIError, codes
 from authservice.flows import passwords, sessions, verification
+from authservice.two_factor import challenge as two_factor_challenge
 
 
 def change_email(ctx, found, new_email, callback_url=None):
@@ -22,10 +27,13 @@ def change_email(ctx, found, new_email, callback_url=None):
     new_email = new_email.lower()
     if new_email == users.email_of(user):
         raise APIError(400, codes.EMAIL_IS_THE_SAME)
+    second_factor = two_factor_challenge.required(user)
+    if second_factor:
+        sessions.require_fresh(found)
     can_mail = app_settings.email_verification.enabled
     verified = users.is_email_verified(user)
-    update_at_once = not verified and options.update_email_without_verification
-    confirm_on_old = can_mail and verified and options.send_confirmation_to_old_email
+    update_at_once = not second_factor and not verified and options.update_email_without_verification
+    confirm_on_old = can_mail and (second_factor or (verified and options.send_confirmation_to_old_email))
     # Decided before anything depends on the address: failing only for free ones would reveal taken ones.
     if not (update_at_once or confirm_on_old or can_mail):
         raise APIError(400, codes.VERIFICATION_EMAIL_NOT_ENABLED)

@@ -39,7 +39,7 @@ def delete_user(ctx, found, *, password=None, token=None, callback_url=None):
     if app_settings.delete_user.send_delete_verification:
         send_deletion_mail(ctx, user, callback_url)
         return MAIL_SENT
-    if not password and not _is_fresh(found.session):
+    if not password and not sessions.is_fresh(found.session):
         raise APIError(400, codes.SESSION_EXPIRED)
     delete(ctx, user)
     return USER_DELETED
@@ -59,13 +59,6 @@ def _check_password(user, password):
         raise APIError(400, codes.CREDENTIAL_ACCOUNT_NOT_FOUND)
     if not hashers.check_password(user, password):
         raise APIError(400, codes.INVALID_PASSWORD)
-
-
-def _is_fresh(session):
-    fresh_age = app_settings.session.fresh_age
-    if not fresh_age:
-        return True
-    return timezone.now() - session.created_at < timedelta(seconds=fresh_age)
 
 
 def send_deletion_mail(ctx, user, callback_url=None):

@@ -115,10 +115,9 @@ def change(ctx, found, *, current_password, new_password, revoke_other_sessions=
     # otherwise outlive the revocation meant to end the theft (passkey/retirement.py).
     from authservice.passkey import retirement  # noqa: PLC0415 - the passkey package imports flows
 
-    # The new session continues the caller's: it keeps how they signed in (an SSO one stays exempt).
-    method = sessions.current_method(ctx, default="password")
     with transaction.atomic():
         retirement.registered_from_sessions(user)
         sessions.revoke(user)
     remember = ctx.signed_cookie(DONT_REMEMBER) != "true"
-    return sessions.create_session(ctx, user, remember, method=method)
+    # The new session continues the caller's: how and when they signed in (it is no fresher).
+    return sessions.replace_session(ctx, found, remember)

@@ -27,12 +27,15 @@ def _dont_remember(ctx):
     return ctx.signed_cookie(DONT_REMEMBER) == "true"
 
 
-def create_session(ctx, user, remember=True, announce=True, *, method):
+def create_session(ctx, user, remember=True, announce=True, *, method, authenticated_at=None):
     """A new session row for ``user``, with its cookies set on ``ctx``.
 
     ``method`` is how the user proved who they were ("password", "social", "sso", "passkey",
     "two_factor", "verification_link", "sign_up"...): no default, so every caller must say. The MFA
     policy reads it (SSO sessions are exempt from ``two_factor.required_for``).
+
+    ``created_at`` is when the user proved it: now, or ``authenticated_at`` for a session that only
+    replaces one (:func:`replace_session`). The "fresh" guard measures from it.
 
     ``announce=False`` leaves :func:`announce_sign_in` to the caller: one creating the session inside
     a transaction calls it after the block, so a receiver that raises cannot roll the rows back.
@@ -49,7 +52,7 @@ def create_session(ctx, user, remember=True, announce=True, *, method):
         expires_at=now + timedelta(seconds=expires_in),
         ip_address=ctx.client_ip,
         user_agent=ctx.user_agent,
-        created_at=now,
+        created_at=authenticated_at or now,
         updated_at=now,
         sign_in_method=method,
     )
@@ -58,6 +61,28 @@ def create_session(ctx, user, remember=True, announce=True, *, method):
     if announce:
         announce_sign_in(ctx, user, session)
     return session
+
+
+def replace_session(ctx, found, remember):
+    """A new session continuing ``found`` (whose row is gone): how *and when* its user signed in.
+
+    No proof was given anew, so the new session is no fresher than the old one: replacing a stolen,
+    stale session (change-password with ``revokeOtherSessions``) must not make it pass the "fresh"
+    guard. Keeping the method keeps an SSO session exempt from ``two_factor.required_for``.
+    """
+    old = found.session
+    return create_session(ctx, found.user, remember, method=old.sign_in_method, authenticated_at=old.created_at)
+
+
+def is_fresh(session):
+    """Whether ``session`` was authenticated within ``session.fresh_age`` (0 turns the check off)."""
+    fresh_age = app_settings.session.fresh_age
+    return not fresh_age or (timezone.now() - session.created_at).total_seconds() < fresh_age
+
+
+def require_fresh(found):
+    if not is_fresh(found.session):
+        raise APIError(403, codes.SESSION_NOT_FRESH)
 
 
 def announce_sign_in(ctx, user, session):
@@ -132,12 +157,6 @@ def _allowed_during_enrolment(ctx):
 
 def _info(session, user):
     return SessionInfo(session, user, enrolment_pending=policy.enrolment_pending(session, user))
-
-
-def current_method(ctx, default):
-    """The sign-in method of the caller's session (a session replacing it keeps it), or ``default``."""
-    found = ctx._session if ctx._session_loaded else None
-    return found.session.sign_in_method if found is not None else default
 
 
 def resolve_session(ctx, bypass_cache=False, disable_refresh=False):

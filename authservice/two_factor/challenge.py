@@ -23,7 +23,7 @@ from authservice.cookies import signed_value
 from authservice.errors import APIError, codes
 from authservice.flows import sessions
 from authservice.models import TwoFactor, TwoFactorChallenge
-from authservice.two_factor import devices, lockout
+from authservice.two_factor import devices, lockout, otp
 
 COOKIE = "two_factor"
 ATTEMPTS_PER_CHALLENGE = 5  # better-auth's beginAttempt(5)
@@ -33,7 +33,7 @@ def methods_of(user):
     found = []
     if TwoFactor.objects.filter(user=user, verified=True).exists():
         found.append("totp")
-    if app_settings.two_factor.otp.enabled:
+    if otp.offered_to(user):
         found.append("otp")
     return found
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 from authservice import app_settings, ratelimit, tasks, users
 from authservice.adapter import get_adapter
 from authservice.errors import APIError, codes
-from authservice.models import TwoFactorChallenge
+from authservice.models import TwoFactor, TwoFactorChallenge
 from authservice.tokens import constant_time_equals
 from authservice.two_factor.crypto import code_hash, code_hashes
 
@@ -43,9 +43,25 @@ def _count_mail(pending):
                        headers={"Retry-After": str(retry_after), "X-Retry-After": str(retry_after)})
 
 
-def send(ctx, check):
+def offered_to(user):
+    """Whether e-mailed codes are a second factor of ``user``: on, and not a TOTP user's.
+
+    better-auth offers them to every 2FA user; we don't to one with confirmed TOTP. Their mailbox is
+    what resets the password (and what a stolen session can move with change-email), so it must not
+    also be the second factor: TOTP users use the app or a backup code.
+    """
+    return app_settings.two_factor.otp.enabled and not TwoFactor.objects.filter(user=user, verified=True).exists()
+
+
+def _require_offered(user):
     if not app_settings.two_factor.otp.enabled:
         raise APIError(400, codes.OTP_NOT_CONFIGURED)
+    if not offered_to(user):
+        raise APIError(400, codes.OTP_NOT_ENABLED)
+
+
+def send(ctx, check):
+    _require_offered(check.user)
     pending = check.pending if check.is_sign_in else _session_challenge(check)
     _count_mail(pending)
     tasks.two_factor_otp_mail.enqueue(challenge_id=pending.pk)
@@ -57,8 +73,8 @@ def deliver(*, challenge_id):
     options = app_settings.two_factor.otp
     pending = TwoFactorChallenge.objects.select_related("user").filter(
         pk=challenge_id, expires_at__gt=timezone.now()).first()
-    if pending is None or not getattr(pending.user, "is_active", True):
-        return
+    if pending is None or not getattr(pending.user, "is_active", True) or not offered_to(pending.user):
+        return  # gone, or TOTP was confirmed since the request: no code to a mailbox that is no factor
     code = "".join(secrets.choice("0123456789") for _ in range(options.digits))
     TwoFactorChallenge.objects.filter(pk=pending.pk).update(
         otp_hash=code_hash(code), otp_attempts=0,
@@ -70,8 +86,7 @@ def deliver(*, challenge_id):
 
 def verify(check, code):
     """``True`` for the live mailed code; 400 OTP_HAS_EXPIRED / TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE."""
-    if not app_settings.two_factor.otp.enabled:
-        raise APIError(400, codes.OTP_NOT_CONFIGURED)
+    _require_offered(check.user)
     if check.is_sign_in:
         pending = check.pending
     else:

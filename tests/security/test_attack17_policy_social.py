@@ -70,5 +70,5 @@ def test_a_trusted_device_skips_the_second_factor_as_on_password_sign_in(victim,
 def test_an_id_token_sign_in_answers_two_factor_redirect(victim, corp):
     token = corp.key.sign(corp.claims(None, sub="sub-ada"))
     response = ApiClient().api_post("/sign-in/social", {"provider": "corp", "idToken": {"token": token}})
-    assert response.json() == {"twoFactorRedirect": True, "twoFactorMethods": ["totp", "otp"]}
+    assert response.json() == {"twoFactorRedirect": True, "twoFactorMethods": ["totp"]}
     assert not Session.objects.filter(user=victim.user).exists()

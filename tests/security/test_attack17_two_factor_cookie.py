@@ -57,5 +57,5 @@ def test_a_trusted_device_cookie_of_user_a_does_not_skip_user_bs_second_factor(e
     attacker = ApiClient()
     attacker.cookies["auth.trust_device"] = a_browser.cookies["auth.trust_device"].value
     answer = attacker.api_post("/sign-in/email", {"email": bob.email, "password": PASSWORD}).json()
-    assert answer == {"twoFactorRedirect": True, "twoFactorMethods": ["totp", "otp"]}
+    assert answer == {"twoFactorRedirect": True, "twoFactorMethods": ["totp"]}
     assert attacker.api_get("/get-session").json() is None

@@ -4,7 +4,7 @@ import pytest
 
 from authservice.models import TwoFactorLockout
 from tests.conftest import ApiClient, error_of
-from tests.two_factor_support import code, enrolled, start_sign_in  # noqa: F401 - fixture
+from tests.two_factor_support import code, enrolled, otp_enrolled, start_sign_in  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -85,8 +85,8 @@ def test_the_lock_lifts_after_its_duration(enrolled):
     assert owner.api_post("/two-factor/verify-totp", {"code": code(enrolled.secret)}).status_code == 200
 
 
-def test_mailed_code_guesses_are_bounded_too(enrolled):
-    attacker = start_sign_in(enrolled.user.email)
+def test_mailed_code_guesses_are_bounded_too(otp_enrolled):
+    attacker = start_sign_in(otp_enrolled.user.email)
     attacker.api_post("/two-factor/send-otp")
     answers = [attacker.api_post("/two-factor/verify-otp", {"code": "12345x"}).status_code for _ in range(5)]
     sixth = attacker.api_post("/two-factor/verify-otp", {"code": "123456"})

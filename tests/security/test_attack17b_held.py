@@ -110,6 +110,6 @@ def test_a_locked_account_refuses_backup_codes_too(enrolled):
 def test_the_sign_in_answer_of_a_user_with_2fa_carries_no_token_with_bearer_on(enrolled, configure):
     configure(bearer={"enabled": True})
     response = ApiClient().api_post("/sign-in/email", {"email": enrolled.user.email, "password": PASSWORD})
-    assert response.json() == {"twoFactorRedirect": True, "twoFactorMethods": ["totp", "otp"]}
+    assert response.json() == {"twoFactorRedirect": True, "twoFactorMethods": ["totp"]}
     assert "set-auth-token" not in response.headers
     assert json.dumps(response.json()).count("token") == 0

@@ -8,13 +8,13 @@ import pytest
 from django.core import mail
 
 from tests.conftest import error_of
-from tests.two_factor_support import enrolled, start_sign_in  # noqa: F401 - fixture
+from tests.two_factor_support import otp_enrolled, start_sign_in  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.django_db
 
 
-def test_one_pending_sign_in_mails_at_most_three_codes(enrolled):
-    attacker = start_sign_in(enrolled.user.email)
+def test_one_pending_sign_in_mails_at_most_three_codes(otp_enrolled):
+    attacker = start_sign_in(otp_enrolled.user.email)
     sent_before = len(mail.outbox)
     answers = [attacker.api_post("/two-factor/send-otp") for _ in range(4)]
     assert [answer.status_code for answer in answers] == [200, 200, 200, 429]
@@ -23,11 +23,11 @@ def test_one_pending_sign_in_mails_at_most_three_codes(enrolled):
     assert len(mail.outbox) - sent_before == 3
 
 
-def test_many_pending_sign_ins_mail_at_most_ten_codes_an_hour(enrolled):
+def test_many_pending_sign_ins_mail_at_most_ten_codes_an_hour(otp_enrolled):
     sent_before = len(mail.outbox)
     answers = []
     for _ in range(6):
-        attacker = start_sign_in(enrolled.user.email)
+        attacker = start_sign_in(otp_enrolled.user.email)
         answers += [attacker.api_post("/two-factor/send-otp").status_code for _ in range(2)]
     assert answers.count(200) == 10
     assert len(mail.outbox) - sent_before == 10

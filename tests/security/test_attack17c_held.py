@@ -9,7 +9,7 @@ import pytest
 from django.core import mail
 
 from tests.conftest import PASSWORD, ApiClient, error_of
-from tests.two_factor_support import enrolled, start_sign_in  # noqa: F401 - fixture
+from tests.two_factor_support import enrolled, otp_enrolled, start_sign_in  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -49,13 +49,13 @@ def test_hostile_enable_bodies_are_a_400(signed_in, raw):
     error_of(response)
 
 
-def test_a_code_mailed_for_a_signed_in_check_does_not_finish_a_pending_sign_in(enrolled):
+def test_a_code_mailed_for_a_signed_in_check_does_not_finish_a_pending_sign_in(otp_enrolled):
     # The thief holds the password and their own view of nothing else; the owner's session asks for a
     # code (the session's own challenge row). That code must not serve another (pending) challenge.
     mail.outbox.clear()
-    assert enrolled.api_post("/two-factor/send-otp").status_code == 200
+    assert otp_enrolled.api_post("/two-factor/send-otp").status_code == 200
     mailed = re.search(r"\b(\d{6})\b", mail.outbox[-1].body).group(1)
-    thief = start_sign_in(enrolled.user.email)
+    thief = start_sign_in(otp_enrolled.user.email)
     response = thief.api_post("/two-factor/verify-otp", {"code": mailed})
     assert response.status_code == 400
     assert error_of(response)["code"] == "OTP_HAS_EXPIRED"
