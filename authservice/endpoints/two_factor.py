@@ -56,7 +56,7 @@ def enable_two_factor(ctx):
         if not two_factor.app_settings.two_factor.otp.enabled:
             raise APIError(400, codes.OTP_NOT_CONFIGURED)
         if not users.two_factor_enabled_of(user):
-            users.set_two_factor_enabled(user, True)
+            two_factor.turn_on(user)
             signals.two_factor_enabled.send(sender=type(user), user=user, method="otp")
         return {"method": "otp"}
     if existing is not None and existing.verified:
@@ -67,7 +67,7 @@ def enable_two_factor(ctx):
         "secret": crypto.encrypt(secret), "verified": skip, "last_used_step": 0})
     codes_ = backup_codes.replace(user)
     if skip and not users.two_factor_enabled_of(user):
-        users.set_two_factor_enabled(user, True)
+        two_factor.turn_on(user)
         signals.two_factor_enabled.send(sender=type(user), user=user, method="totp")
     return {"method": "totp", "totpURI": totp.uri(secret, users.email_of(user), ctx.body.get("issuer")),
             "backupCodes": codes_}
@@ -137,7 +137,7 @@ def verify_totp(ctx):
     if not factor.verified:
         TwoFactor.objects.filter(pk=factor.pk).update(verified=True)
         if not users.two_factor_enabled_of(check.user):
-            users.set_two_factor_enabled(check.user, True)
+            two_factor.turn_on(check.user)
             signals.two_factor_enabled.send(sender=type(check.user), user=check.user, method="totp")
     return challenge.succeed(ctx, check, "totp", trust_device=ctx.body.get("trustDevice") is True)
 
@@ -159,7 +159,7 @@ def verify_two_factor_otp(ctx):
     check = challenge.start(ctx)
     challenge.guess(ctx, check, lambda: otp.verify(check, ctx.body["code"]), APIError(401, codes.INVALID_CODE))
     if not users.two_factor_enabled_of(check.user):
-        users.set_two_factor_enabled(check.user, True)
+        two_factor.turn_on(check.user)
         signals.two_factor_enabled.send(sender=type(check.user), user=check.user, method="otp")
     return challenge.succeed(ctx, check, "otp", trust_device=ctx.body.get("trustDevice") is True)
 

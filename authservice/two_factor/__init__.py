@@ -11,3 +11,12 @@ from authservice.two_factor import errors  # noqa: F401 - defines the error code
 
 def enabled():
     return bool(app_settings.two_factor.enabled)
+
+
+def turn_on(user):
+    """The user's second factor is on: the wire's ``twoFactorEnabled``, and its lockout budget ready."""
+    from authservice import users  # noqa: PLC0415 - users imports the models this package's modules use
+    from authservice.two_factor import lockout  # noqa: PLC0415
+
+    users.set_two_factor_enabled(user, True)
+    lockout.open_for(user)

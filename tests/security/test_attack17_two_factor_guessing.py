@@ -79,8 +79,8 @@ def test_the_lock_lifts_after_its_duration(enrolled):
 
     from django.utils import timezone
 
-    TwoFactorLockout.objects.create(
-        user=enrolled.user, failed_count=10, locked_until=timezone.now() - timedelta(seconds=1))
+    TwoFactorLockout.objects.update_or_create(user=enrolled.user, defaults={
+        "failed_count": 10, "locked_until": timezone.now() - timedelta(seconds=1)})
     owner = start_sign_in(enrolled.user.email)
     assert owner.api_post("/two-factor/verify-totp", {"code": code(enrolled.secret)}).status_code == 200
 
