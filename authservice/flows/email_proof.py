@@ -85,9 +85,11 @@ def prove(user, *, password, session=None, account=None):
 
     Returns whether this was the first proof.
     """
-    first = not is_proven(user)
-    now = timezone.now()
     with transaction.atomic():
+        # First, so a sign-in or passkey registration in flight is either seen or sees the proof.
+        users.lock(user)
+        first = not is_proven(user)
+        now = timezone.now()
         if first:
             users.update(user, email_verified=True, email_verified_at=now)
         elif not users.is_email_verified(user):  # proven before, then moved to an unverified address
@@ -97,7 +99,7 @@ def prove(user, *, password, session=None, account=None):
         if first:
             if session is None:
                 _retire_links(user, before=now, keep=account)
-                retirement.registered_before(user, now)
+                retirement.registered_before(user)
                 if password != KEEP:
                     _retire_second_factor(user)
             else:
@@ -117,9 +119,10 @@ def linked_by_address(user, account):
     whoever holds the provider account (of a user who followed their verification link on another
     device) past it. A pre-hijacker's factor left so locks the owner out instead of letting anyone in:
     an operator's ``mfa_reset`` ends it (docs/security.md)."""
-    if not _password_unconfirmed(user):
-        return
     with transaction.atomic():
+        users.lock(user)
+        if not _password_unconfirmed(user):
+            return
         _retire_password(user)
         sessions.revoke(user)
 
