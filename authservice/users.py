@@ -286,6 +286,19 @@ def find_by_pk(value):
     return model._default_manager.filter(pk=value).first()
 
 
+def lock(user):
+    """Hold ``user``'s row until the transaction ends; the password hash stored now (None: no such user).
+
+    The race every retirement of a way in must win (I1, I9): a sign-in that checked the password, or a
+    passkey registration that checked its session, writes its session or passkey after a reset, proof or
+    revocation it did not see. So both sides take this lock first: a writer that got it before the
+    retirement is seen by it; one that got it after sees the new password, the ended session. Inside a
+    transaction only (SQLite, which has no row locks, runs one writer at a time anyway).
+    """
+    rows = get_user_model()._default_manager.select_for_update().filter(pk=user.pk)
+    return rows.values_list("password", flat=True).first()
+
+
 # --- writing ----------------------------------------------------------------------------------------
 def _split_name(user, name):
     first, _, last = (name or "").strip().partition(" ")

@@ -309,10 +309,22 @@ def test_reset_consumes_the_token(api, user):
 def test_reset_keeps_sessions_of_a_verified_user_when_revocation_is_off(signed_in, configure):
     configure(email_and_password={"revoke_sessions_on_password_reset": False})
     users.update(signed_in.user, email_verified=True)
+    # A password its holder confirmed after the proof: an unconfirmed one takes its sessions with it
+    # (test_reset_of_an_unconfirmed_password_ends_its_sessions_even_when_revocation_is_off).
+    Account.objects.filter(user=signed_in.user, provider_id=Account.CREDENTIAL).update(updated_at=timezone.now())
     response = signed_in.api_post("/reset-password",
                                   {"token": issue_token(signed_in.user), "newPassword": NEW_PASSWORD})
     assert response.status_code == 200
     assert signed_in.api_get("/get-session").json() is not None
+
+
+def test_reset_of_an_unconfirmed_password_ends_its_sessions_even_when_revocation_is_off(signed_in, configure):
+    """The address was proven after the password was set (a link followed elsewhere): the sessions that
+    password opened may be a pre-hijacker's, and the owner's reset ends them (flows/email_proof.py)."""
+    configure(email_and_password={"revoke_sessions_on_password_reset": False})
+    users.update(signed_in.user, email_verified=True)
+    signed_in.api_post("/reset-password", {"token": issue_token(signed_in.user), "newPassword": NEW_PASSWORD})
+    assert signed_in.api_get("/get-session").json() is None
 
 
 def test_reset_revokes_sessions_by_default(signed_in):

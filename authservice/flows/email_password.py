@@ -97,16 +97,25 @@ def sign_in(ctx, *, email, password, remember=True):
         and user.is_active
         and passwords.has_credential(user)
     )
+    checked = user.password if has_credential else None  # as stored, before a re-hash on success
     # Same answer and the same hashing work for an unknown address and a wrong password, whichever
     # hasher made the stored hash: no user enumeration, imported users included (I7).
     if not hashers.check_password_evenly(user if has_credential else None, password):
         django_auth_signals.login_failed(ctx, email.lower())
         raise APIError(401, codes.INVALID_EMAIL_OR_PASSWORD)
     check_email_verified(ctx, user)
-    passwords.ensure_credential_account(user)
-    # Checked before any session exists: a user with 2FA gets a pending sign-in, never a session.
-    pending = two_factor_challenge.begin_sign_in(ctx, user, remember)
-    if pending is not None:
-        return pending, user
-    session = sessions.create_session(ctx, user, remember, method="password")
+    with transaction.atomic():
+        # The password checked must still be the account's when the session is written: a reset or a
+        # proof that replaced or retired it meanwhile has ended every session, and one written after
+        # it would be opened by a password that no longer exists (I1). The lock orders the two.
+        if users.lock(user) not in (checked, user.password):  # user.password: the re-hash, if any
+            raise APIError(401, codes.INVALID_EMAIL_OR_PASSWORD)
+        passwords.ensure_credential_account(user)
+        # Checked before any session exists: a user with 2FA gets a pending sign-in, never a session.
+        pending = two_factor_challenge.begin_sign_in(ctx, user, remember)
+        if pending is not None:
+            return pending, user
+        session = sessions.create_session(ctx, user, remember, announce=False, method="password")
+    # After the block: a receiver that raises must not roll the session back.
+    sessions.announce_sign_in(ctx, user, session)
     return session, user

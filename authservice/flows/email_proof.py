@@ -42,9 +42,16 @@ now verifies the address                   (link-social): the account's holder, 
 An *unconfirmed* password is one set before the proof and never confirmed by the prover (the
 credential account's ``updated_at`` is older than the proof; only a reset and a link followed in a
 signed-in browser refresh it, never change-password, which the pre-hijacker could call with the
-password they chose). It is retired, with every session, when a provider's identity is later linked
-to the account by its address: the pre-hijacker who had the victim click the verification mail must
-not keep a password into the account the victim then signs in to with their provider.
+password they chose). It is retired when a provider's identity is later linked to the account by its
+address, and replaced when the owner resets it: the pre-hijacker who had the victim click the
+verification mail must not keep a password into the account the victim then signs in to. What it
+opened goes with it: every session, the pending two-factor sign-ins, and the passkeys registered and
+identities linked (link-social) since the proof; which session set up what is not known once that
+session has ended, so everything set up while the password was unconfirmed goes.
+
+Every retirement here takes the user's row lock first (:func:`authservice.users.lock`), as a password
+sign-in does before writing its session and a passkey registration before writing its passkey: a way
+in written on the strength of a check made before the proof is either retired by it or refused.
 
 Proof is of an address: moving the account to a new address (change-e-mail) leaves it unproven, and
 following the link is the first proof of it. Otherwise an account's holder could move it onto someone
@@ -52,15 +59,16 @@ else's address and, once that person followed the mail, keep a password or a pro
 
 What the owner may lose (docs/security.md): following a link on another device than the signed-in one
 ends the other sessions and drops the providers linked before; a password left unconfirmed so is
-retired when a provider is later linked by address. A retired password is an unusable one; the reset
-mail brings it back.
+retired when a provider is later linked by address, and the passkeys and providers added while it was
+unconfirmed go with it or with a reset. A retired password is an unusable one; the reset mail brings it
+back.
 """
 
 from django.db import transaction
 from django.utils import timezone
 
 from authservice import signals, users
-from authservice.flows import sessions
+from authservice.flows import passwords, sessions
 from authservice.models import Account
 from authservice.passkey import retirement
 
@@ -85,19 +93,25 @@ def prove(user, *, password, session=None, account=None):
 
     Returns whether this was the first proof.
     """
-    first = not is_proven(user)
-    now = timezone.now()
     with transaction.atomic():
+        # First, so a sign-in or passkey registration in flight is either seen or sees the proof.
+        users.lock(user)
+        first = not is_proven(user)
+        now = timezone.now()
+        # A proof outside any session that replaces a password left unconfirmed by an earlier one.
+        leftovers = not first and session is None and password == CONFIRM and _password_unconfirmed(user)
         if first:
             users.update(user, email_verified=True, email_verified_at=now)
         elif not users.is_email_verified(user):  # proven before, then moved to an unverified address
             users.update(user, email_verified=True)
+        if leftovers:
+            _retire_what_the_unconfirmed_password_opened(user, keep=account)
         if password == CONFIRM:
             _confirm_password(user, now)
         if first:
             if session is None:
                 _retire_links(user, before=now, keep=account)
-                retirement.registered_before(user, now)
+                retirement.registered_before(user)
                 if password != KEEP:
                     _retire_second_factor(user)
             else:
@@ -110,18 +124,20 @@ def prove(user, *, password, session=None, account=None):
 
 def linked_by_address(user, account):
     """A provider's identity was just linked to ``user`` by its address: an unconfirmed password (set
-    before the proof, never confirmed by the prover) is retired, with every session it could have opened.
+    before the proof, never confirmed by the prover) is retired, with everything it could have opened
+    (:func:`_retire_what_the_unconfirmed_password_opened`).
 
     The second factor stays, and the sign-in that linked goes on to ask for it (external_identity): the
     address was proven before, so this identity proves nothing new, and retiring the factor here would let
     whoever holds the provider account (of a user who followed their verification link on another
     device) past it. A pre-hijacker's factor left so locks the owner out instead of letting anyone in:
     an operator's ``mfa_reset`` ends it (docs/security.md)."""
-    if not _password_unconfirmed(user):
-        return
     with transaction.atomic():
+        users.lock(user)
+        if not _password_unconfirmed(user):
+            return
+        _retire_what_the_unconfirmed_password_opened(user, keep=account)
         _retire_password(user)
-        sessions.revoke(user)
 
 
 # --- what is retired -------------------------------------------------------------------------------
@@ -143,11 +159,29 @@ def _password_unconfirmed(user):
 
 
 def _retire_password(user):
+    """An unusable password, and what the old one opened (pending two-factor sign-ins, trusted devices,
+    reset links) ends as it does on any change of it: ``set_unusable_password()`` is not one to Django."""
     if not user.has_usable_password():
         return
     user.set_unusable_password()
     users.update(user, password=user.password)
     _credential(user).delete()
+    passwords.forget_what_the_old_password_opened(user)
+
+
+def _retire_what_the_unconfirmed_password_opened(user, *, keep):
+    """Every way in set up since the proof that left the password unconfirmed: sessions, passkeys, links
+    made with link-social (except ``keep``, the identity proving now). Until the prover confirms or
+    replaces that password it may be a pre-hijacker's, and whatever they built with it must go with it,
+    not only the sessions. What the prover built meanwhile (from the session a verification link may
+    open) goes too: which session built what is not known once it has ended."""
+    since = users.email_verified_at_of(user)
+    links = Account.objects.filter(user=user, created_at__gte=since).exclude(provider_id=Account.CREDENTIAL)
+    if keep is not None:
+        links = links.exclude(pk=keep.pk)
+    links.delete()
+    retirement.registered_since(user, since)
+    sessions.revoke(user)
 
 
 def _retire_second_factor(user):

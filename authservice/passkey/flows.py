@@ -25,7 +25,7 @@ from webauthn.helpers.structs import (
 from authservice import signals, tokens, users, wire
 from authservice.errors import APIError, codes
 from authservice.flows import email_password, sessions
-from authservice.models import Passkey
+from authservice.models import Passkey, Session
 from authservice.passkey import challenges, errors
 from authservice.passkey import settings as rp
 from authservice.two_factor import challenge as two_factor_challenge
@@ -111,8 +111,15 @@ def verify_registration(ctx, user, response, *, name=None, create_session=False)
     # listing with the attacker's own key) would let its holder choose the account (I1). The unique
     # index decides, so two registrations racing one ID cannot both pass a look-up; the savepoint lets
     # the loser answer instead of breaking the request's transaction.
+    session_id = _session_id(ctx)
     try:
         with transaction.atomic():
+            # Written only while the session it is registered from still exists: a reset, proof or
+            # revocation that ended it while the ceremony ran would otherwise retire nothing of a
+            # passkey written after it (I1). The user's lock orders the two (passkey/retirement.py).
+            users.lock(user)
+            if not Session.objects.filter(pk=session_id, user=user).exists():
+                raise APIError(401, errors.SESSION_REQUIRED)
             passkey = Passkey.objects.create(
                 name=name or None,
                 user=user,
@@ -124,7 +131,7 @@ def verify_registration(ctx, user, response, *, name=None, create_session=False)
                 transports=_transports(response),
                 aaguid=verified.aaguid,
                 # A revocation of this session ends this passkey too (passkey/retirement.py).
-                created_by_session_id=_session_id(ctx),
+                created_by_session_id=session_id,
             )
     except IntegrityError:
         raise APIError(400, errors.FAILED_TO_VERIFY_REGISTRATION) from None
