@@ -37,6 +37,7 @@ from django.contrib.auth.hashers import (
     identify_hasher,
     mask_hash,
 )
+from django.contrib.auth.hashers import check_password as django_check_password
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.crypto import constant_time_compare
@@ -163,9 +164,22 @@ def _pay_current_parameters(encoded):
 
 def check_password(user, raw_password):
     """``user.check_password``, for any user model: a hash copied as-is from a better-auth database
-    (``salt:key``) is read too, and re-hashed by Django's setter on success."""
-    user.password = normalize_imported(user.password)
-    return user.check_password(raw_password)
+    (``salt:key``) is read too, and re-hashed on success.
+
+    The re-hash is written only over the hash that was checked (``UPDATE ... WHERE password = <it>``),
+    never blindly as Django's own setter saves: a reset that committed between the read and the check
+    would otherwise be overwritten by the old password's re-hash, bringing it back (attack 17d). Callers
+    that then act on the check compare the stored hash under ``users.lock`` with ``user.password``.
+    """
+    stored = user.password
+    user.password = normalize_imported(stored)
+
+    def upgrade(raw):
+        user.set_password(raw)
+        user._password = None  # a re-hash is no password change (password_changes.py)
+        type(user)._default_manager.filter(pk=user.pk, password=stored).update(password=user.password)
+
+    return django_check_password(raw_password, user.password, upgrade)
 
 
 def check_password_evenly(user, password):

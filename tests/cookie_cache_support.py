@@ -55,3 +55,17 @@ def fresh_client(cookies):
     for name, value in cookies.items():
         client.cookies[name] = value
     return client
+
+
+LONG_NAME = "A" * 3000  # makes the cache cookie go over 4 KB: two chunks
+
+
+def give_long_name(client):
+    """Rename the client's user to :data:`LONG_NAME`, or skip where the user model keeps a shorter name
+    (auth.User: first_name/last_name, 150 each), whose cache never needs chunks."""
+    from authservice import wire
+
+    client.api_post("/update-user", {"name": LONG_NAME})
+    client.user.refresh_from_db()
+    if wire.user(client.user)["name"] != LONG_NAME:
+        pytest.skip("the user model keeps a shorter name: the cache never needs chunks")

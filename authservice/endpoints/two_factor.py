@@ -7,7 +7,7 @@ the verify/send calls that finish enrolment (two_factor/policy.py). better-auth'
 hashed: nobody can view them again).
 """
 
-from authservice import ratelimit, signals, two_factor, users
+from authservice import cookie_cache, ratelimit, signals, two_factor, users
 from authservice.api import inputs
 from authservice.api.registry import endpoint
 from authservice.errors import APIError, codes
@@ -57,6 +57,7 @@ def enable_two_factor(ctx):
             raise APIError(400, codes.OTP_NOT_CONFIGURED)
         if not users.two_factor_enabled_of(user):
             two_factor.turn_on(user)
+            cookie_cache.clear_carried(ctx)  # its user says twoFactorEnabled: false
             signals.two_factor_enabled.send(sender=type(user), user=user, method="otp")
         return {"method": "otp"}
     if existing is not None and existing.verified:
@@ -68,6 +69,7 @@ def enable_two_factor(ctx):
     codes_ = backup_codes.replace(user)
     if skip and not users.two_factor_enabled_of(user):
         two_factor.turn_on(user)
+        cookie_cache.clear_carried(ctx)
         signals.two_factor_enabled.send(sender=type(user), user=user, method="totp")
     return {"method": "totp", "totpURI": totp.uri(secret, users.email_of(user), ctx.body.get("issuer")),
             "backupCodes": codes_}
@@ -84,6 +86,9 @@ def disable_two_factor(ctx):
     _check_password(user, ctx.body["password"])
     reset.clear(user)
     ctx.delete_cookie(devices.COOKIE)
+    # A cached answer would go on showing twoFactorEnabled, and without the enrolment flag a
+    # required_for user now owes (attack 17d): the next get-session reads the database.
+    cookie_cache.clear_carried(ctx)
     signals.two_factor_disabled.send(sender=type(user), user=user, reset_by=None)
     return {"status": True}
 

@@ -102,10 +102,15 @@ def change(ctx, found, *, current_password, new_password, revoke_other_sessions=
     check_length(new_password)
     if not has_credential(user):
         raise APIError(400, codes.CREDENTIAL_ACCOUNT_NOT_FOUND)
+    checked = user.password  # as stored, before a re-hash on success
     if not hashers.check_password(user, current_password):
         raise APIError(400, codes.INVALID_PASSWORD)
     hashed = make_password(new_password)
     with transaction.atomic():
+        # The password checked must still be the account's when the new one is written: a reset that
+        # committed meanwhile (the owner taking the account back from this session's thief) wins (17d).
+        if users.lock(user) not in (checked, user.password):
+            raise APIError(400, codes.INVALID_PASSWORD)
         store_password(user, hashed)
     signals.password_changed.send(sender=type(user), user=user)
     if not revoke_other_sessions:

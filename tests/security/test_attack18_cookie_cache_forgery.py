@@ -14,7 +14,9 @@ import json
 import pytest
 
 from tests.conftest import ApiClient
-from tests.cookie_cache_support import DATA, cache_on, cached, data_cookies, decoded, forge  # noqa: F401
+from tests.cookie_cache_support import (  # noqa: F401 - fixtures
+    DATA, cache_on, cached, data_cookies, decoded, forge, give_long_name,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +41,7 @@ def claim(client, **user_changes):
 
 @pytest.fixture
 def chunked(cached):
-    cached.api_post("/update-user", {"name": "A" * 3000})
+    give_long_name(cached)
     chunks = data_cookies(cached)
     assert set(chunks) == {f"{DATA}.0", f"{DATA}.1"}
     return cached, chunks
