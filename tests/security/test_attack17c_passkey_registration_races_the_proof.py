@@ -17,15 +17,11 @@ exists, checked in the same transaction as the write (lock the session row, or i
 session exists), or the proof retires passkeys by who registered them rather than by time.
 """
 
-import re
-
 import pytest
-from django.core import mail
-from django.db import connection
 
-from authservice import auth
 from tests.conftest import PASSWORD, ApiClient
 from tests.passkey_authenticator import ORIGIN, RP_ID, SoftAuthenticator, sign_in
+from tests.security.reset_races import claims_a_verification_row, mailed_reset_token, reset_lands_after
 
 pytestmark = pytest.mark.django_db
 VICTIM = "victim@example.com"
@@ -34,9 +30,7 @@ VICTIM = "victim@example.com"
 @pytest.fixture
 def reset_token():
     """The link the victim asked for, still in their mailbox."""
-    mail.outbox.clear()
-    assert ApiClient().api_post("/request-password-reset", {"email": VICTIM}).status_code == 200
-    return re.search(r"/reset-password/([A-Za-z0-9]+)", mail.outbox[-1].body).group(1)
+    return mailed_reset_token(VICTIM)
 
 
 @pytest.fixture
@@ -48,18 +42,7 @@ def pre_hijacker():
 
 
 def _the_victims_reset_lands_after_the_challenge_is_claimed(token):
-    """A wrapper of the connection's queries: after the first DELETE of a verification row (the
-    registration claiming its challenge), the victim's reset runs."""
-    done = []
-
-    def wrapper(execute, sql, params, many, context):
-        result = execute(sql, params, many, context)
-        if not done and sql.lstrip().upper().startswith("DELETE") and "verification" in sql.lower():
-            done.append(True)
-            auth.api.reset_password(body={"token": token, "newPassword": "victim pass 99"})
-        return result
-
-    return connection.execute_wrapper(wrapper)
+    return reset_lands_after(token, "victim pass 99", claims_a_verification_row)
 
 
 def test_a_passkey_registration_racing_the_owners_reset_does_not_survive_it(pre_hijacker, reset_token):

@@ -16,14 +16,10 @@ at the write (checked in the same transaction), or the reset's revocation also r
 from a check made before it.
 """
 
-import re
-
 import pytest
-from django.core import mail
-from django.db import connection
 
-from authservice import auth
 from tests.conftest import PASSWORD, ApiClient
+from tests.security.reset_races import mailed_reset_token, reads_the_credential, reset_lands_after
 
 pytestmark = pytest.mark.django_db
 VICTIM = "victim@example.com"
@@ -33,23 +29,11 @@ VICTIM = "victim@example.com"
 def reset_token():
     assert ApiClient().api_post("/sign-up/email", {"email": VICTIM, "password": PASSWORD,
                                                    "name": "Victim"}).status_code == 200
-    mail.outbox.clear()
-    assert ApiClient().api_post("/request-password-reset", {"email": VICTIM}).status_code == 200
-    return re.search(r"/reset-password/([A-Za-z0-9]+)", mail.outbox[-1].body).group(1)
+    return mailed_reset_token(VICTIM)
 
 
 def _the_victims_reset_lands_after_the_account_is_read(token):
-    done = []
-
-    def wrapper(execute, sql, params, many, context):
-        result = execute(sql, params, many, context)
-        lowered = sql.lower()
-        if not done and lowered.lstrip().startswith("select") and "authservice_account" in lowered:
-            done.append(True)
-            auth.api.reset_password(body={"token": token, "newPassword": "victim pass 99"})
-        return result
-
-    return connection.execute_wrapper(wrapper)
+    return reset_lands_after(token, "victim pass 99", reads_the_credential)
 
 
 def test_a_password_sign_in_racing_the_owners_reset_opens_no_session(reset_token):

@@ -8,16 +8,15 @@ Without the lock this fails in most runs, not all (it depends on where the reset
 the hand-ordered tests are the deterministic ones.
 """
 
-import re
 import threading
 
 import pytest
-from django.core import mail
 from django.db import connection
 
 from authservice import users
 from authservice.models import Session
 from tests.conftest import PASSWORD, ApiClient
+from tests.security.reset_races import mailed_reset_token
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -31,9 +30,7 @@ def reset_token():
     """The pre-hijacker signed up with the victim's address; the victim's reset link is in their mailbox."""
     assert ApiClient().api_post("/sign-up/email", {"email": VICTIM, "password": PASSWORD,
                                                    "name": "Victim"}).status_code == 200
-    mail.outbox.clear()
-    assert ApiClient().api_post("/request-password-reset", {"email": VICTIM}).status_code == 200
-    return re.search(r"/reset-password/([A-Za-z0-9]+)", mail.outbox[-1].body).group(1)
+    return mailed_reset_token(VICTIM)
 
 
 def test_password_sign_ins_in_flight_when_the_reset_lands_leave_no_session(reset_token):

@@ -15,14 +15,10 @@ one (the user row lock, then a compare, or a conditional UPDATE ... WHERE passwo
 400 INVALID_PASSWORD.
 """
 
-import re
-
 import pytest
-from django.core import mail
-from django.db import connection
 
-from authservice import auth
 from tests.conftest import PASSWORD, ApiClient
+from tests.security.reset_races import mailed_reset_token, reads_the_credential, reset_lands_after
 
 pytestmark = pytest.mark.django_db
 OWNERS_NEW = "owner pass after the reset"
@@ -37,23 +33,11 @@ def stolen(signed_in):
 
 @pytest.fixture
 def reset_token(stolen):
-    mail.outbox.clear()
-    assert ApiClient().api_post("/request-password-reset", {"email": stolen.user.email}).status_code == 200
-    return re.search(r"/reset-password/([A-Za-z0-9]+)", mail.outbox[-1].body).group(1)
+    return mailed_reset_token(stolen.user.email)
 
 
 def _the_owners_reset_lands_after_the_account_is_read(token):
-    done = []
-
-    def wrapper(execute, sql, params, many, context):
-        result = execute(sql, params, many, context)
-        lowered = sql.lower()
-        if not done and lowered.lstrip().startswith("select") and "authservice_account" in lowered:
-            done.append(True)
-            assert auth.api.reset_password(body={"token": token, "newPassword": OWNERS_NEW}) == {"status": True}
-        return result
-
-    return connection.execute_wrapper(wrapper)
+    return reset_lands_after(token, OWNERS_NEW, reads_the_credential)
 
 
 @pytest.fixture

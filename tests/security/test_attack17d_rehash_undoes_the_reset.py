@@ -15,15 +15,11 @@ Secure behaviour: the upgrade is written only while the stored hash is still the
 refuses when it is not.
 """
 
-import re
-
 import pytest
 from django.contrib.auth.hashers import PBKDF2SHA1PasswordHasher
-from django.core import mail
-from django.db import connection
 
-from authservice import auth
 from tests.conftest import PASSWORD, ApiClient
+from tests.security.reset_races import mailed_reset_token, reads_the_credential, reset_lands_after
 
 pytestmark = pytest.mark.django_db
 NEW_PASSWORD = "victim pass 99"
@@ -42,25 +38,11 @@ def owner_with_an_upgradable_hash(make_user, settings):
 
 @pytest.fixture
 def reset_token(owner_with_an_upgradable_hash):
-    mail.outbox.clear()
-    assert ApiClient().api_post("/request-password-reset",
-                                {"email": owner_with_an_upgradable_hash.email}).status_code == 200
-    return re.search(r"/reset-password/([A-Za-z0-9]+)", mail.outbox[-1].body).group(1)
+    return mailed_reset_token(owner_with_an_upgradable_hash.email)
 
 
 def _the_owners_reset_lands_after_the_account_is_read(token):
-    done = []
-
-    def wrapper(execute, sql, params, many, context):
-        result = execute(sql, params, many, context)
-        lowered = sql.lower()
-        if not done and lowered.lstrip().startswith("select") and "authservice_account" in lowered:
-            done.append(True)
-            answer = auth.api.reset_password(body={"token": token, "newPassword": NEW_PASSWORD})
-            assert answer == {"status": True}
-        return result
-
-    return connection.execute_wrapper(wrapper)
+    return reset_lands_after(token, NEW_PASSWORD, reads_the_credential)
 
 
 def _attacker_signs_in_during_the_reset(owner, token):
