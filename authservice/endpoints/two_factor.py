@@ -127,7 +127,10 @@ class VerifyInput(inputs.Input):
 @_register("POST", "/two-factor/verify-totp", name="verify_totp", body=VerifyInput, during_enrolment=True,
            summary="Verify a TOTP code (finishes a sign-in, or turns TOTP on)", response="TokenUser")
 def verify_totp(ctx):
-    check = challenge.start(ctx)
+    return challenge.verify(ctx, lambda check: _verify_totp(ctx, check))
+
+
+def _verify_totp(ctx, check):
     factor = challenge.factor_of(check.user)
     if factor is None or (check.is_sign_in and not factor.verified):
         raise APIError(400, codes.TOTP_NOT_ENABLED)
@@ -161,7 +164,10 @@ def send_two_factor_otp(ctx):
 @_register("POST", "/two-factor/verify-otp", name="verify_two_factor_otp", body=VerifyInput, during_enrolment=True,
            summary="Verify a mailed code (finishes a sign-in, or turns e-mail codes on)", response="TokenUser")
 def verify_two_factor_otp(ctx):
-    check = challenge.start(ctx)
+    return challenge.verify(ctx, lambda check: _verify_otp(ctx, check))
+
+
+def _verify_otp(ctx, check):
     challenge.guess(ctx, check, lambda: otp.verify(check, ctx.body["code"]), APIError(401, codes.INVALID_CODE))
     if not users.two_factor_enabled_of(check.user):
         two_factor.turn_on(check.user)
@@ -176,7 +182,10 @@ class VerifyBackupCodeInput(VerifyInput):
 @_register("POST", "/two-factor/verify-backup-code", name="verify_backup_code", body=VerifyBackupCodeInput,
            summary="Use a backup code (finishes a sign-in)", response="TokenUser")
 def verify_backup_code(ctx):
-    check = challenge.start(ctx)
+    return challenge.verify(ctx, lambda check: _verify_backup_code(ctx, check))
+
+
+def _verify_backup_code(ctx, check):
     factor = challenge.factor_of(check.user)
     # The codes come with TOTP and count only once it is confirmed: those of an enrolment nobody
     # finished (``enable`` alone, maybe by whoever holds an old cookie and the password) open nothing.

@@ -10,11 +10,14 @@ Guessing is bounded three ways: 5 wrong codes per challenge (the 6th try is
 ``TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE`` and the challenge is gone), ``account_lockout`` across
 challenges per user (``lockout``, one row per user for every method), and the rate limiter's rule for
 ``/two-factor/*`` per IP. Both budgets are spent before a code is compared (:func:`guess`).
+
+Every code check runs through :func:`verify`: one transaction under the user's row lock (see there).
 """
 
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -66,6 +69,10 @@ class Verification:
     user: object
     found: object = None
     pending: TwoFactorChallenge | None = None
+    # Set by :func:`verify` once the user's row is locked; the session a sign-in made, announced after
+    # the commit.
+    locked: bool = False
+    session: object = None
 
     @property
     def is_sign_in(self):
@@ -95,27 +102,56 @@ def factor_of(user):
     return TwoFactor.objects.filter(user=user).first()
 
 
-def begin_attempt(ctx, check):
-    """Count this try against the challenge before the code is looked at (one atomic UPDATE)."""
-    if not check.is_sign_in:
-        return
-    counted = TwoFactorChallenge.objects.filter(
-        pk=check.pending.pk, attempts__lt=ATTEMPTS_PER_CHALLENGE).update(attempts=F("attempts") + 1)
-    if not counted:
-        TwoFactorChallenge.objects.filter(pk=check.pending.pk).delete()
-        ctx.delete_cookie(COOKIE)
-        raise APIError(400, codes.TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE)
+def verify(ctx, work):
+    """``work(check)`` for the caller of a code check, as one transaction; returns its answer.
+
+    One transaction because the second step of a sign-in writes five rows (the guess counted on the
+    user, the time step used, the challenge consumed, the session, ``last_login``): one commit each made
+    the step cost five WAL flushes, most of its time on a loaded machine (bench/README.md, sign-in +
+    TOTP). An :class:`APIError` still commits what was written before it (a wrong code's count must
+    stay), then propagates; any other exception rolls everything back, as if the guess never ran.
+
+    A pending sign-in's user row is locked first, as every flow that retires a way in does
+    (``users.lock``): the rows locked after it cannot deadlock with a reset or a proof racing this
+    check, and two guesses on one user's sign-ins take turns, which is what lets :func:`guess` count
+    a guess on the challenge after the comparison.
+    """
+    failure = check = None
+    with transaction.atomic():
+        try:
+            check = start(ctx)
+            if check.is_sign_in:
+                users.lock(check.user)
+                check.locked = True
+            answer = work(check)
+        except APIError as error:
+            failure = error
+    if failure is not None:
+        raise failure
+    if check.session is not None:
+        sessions.announce_sign_in(ctx, check.user, check.session)
+    return answer
+
+
+def _too_many_attempts(ctx, check):
+    TwoFactorChallenge.objects.filter(pk=check.pending.pk).delete()
+    ctx.delete_cookie(COOKIE)
+    return APIError(400, codes.TOO_MANY_ATTEMPTS_REQUEST_NEW_CODE)
 
 
 def guess(ctx, check, compare, wrong):
     """Run ``compare()`` (``True`` for a valid code) as one guess of every budget; raise ``wrong`` if it fails.
 
-    Every method goes through here, so the per-user budget (``lockout``) and the per-challenge one are
-    both spent *before* the comparison, whichever way the code came.
+    Every method goes through here. The per-user budget (``lockout``) is spent *before* the comparison,
+    whichever way the code came. The challenge's own budget is checked after it, by the statement that
+    records the outcome (a wrong code counts, a right one consumes the challenge in :func:`succeed`,
+    both only while fewer than 5 tries were spent): the user's row lock taken by :func:`verify` makes
+    the guesses on one user's sign-ins take turns, so none can slip between the comparison and its count.
     """
+    if check.is_sign_in and not check.locked:
+        raise RuntimeError("a sign-in's code is checked only inside challenge.verify (the user's row lock)")
     counted = lockout.reserve(check)
     try:
-        begin_attempt(ctx, check)
         matched = compare()
     except BaseException:
         if counted:
@@ -124,6 +160,9 @@ def guess(ctx, check, compare, wrong):
     if not matched:
         if counted:
             lockout.failed(check.user)
+        if check.is_sign_in and not TwoFactorChallenge.objects.filter(
+                pk=check.pending.pk, attempts__lt=ATTEMPTS_PER_CHALLENGE).update(attempts=F("attempts") + 1):
+            raise _too_many_attempts(ctx, check)
         raise wrong
     if counted:
         lockout.succeeded(check.user)
@@ -138,13 +177,17 @@ def succeed(ctx, check, method, trust_device=False, create_session=True):
     from authservice.flows.email_password import check_email_verified  # noqa: PLC0415 - it imports this module
 
     check_email_verified(ctx, user)
-    deleted, _ = TwoFactorChallenge.objects.filter(pk=check.pending.pk).delete()
+    deleted, _ = TwoFactorChallenge.objects.filter(pk=check.pending.pk, attempts__lt=ATTEMPTS_PER_CHALLENGE).delete()
     ctx.delete_cookie(COOKIE)
-    if not deleted:  # a concurrent request used the same challenge first
-        raise _invalid_cookie()
+    if not deleted:
+        if TwoFactorChallenge.objects.filter(pk=check.pending.pk).exists():
+            raise _too_many_attempts(ctx, check)  # a right code after the 5 wrong ones is still refused
+        raise _invalid_cookie()  # a concurrent request used the same challenge first
     session = None
     if create_session:
-        session = sessions.create_session(ctx, user, check.pending.remember, method="two_factor")
+        # Announced by verify() after the commit: a receiver that raises cannot roll the session back.
+        session = check.session = sessions.create_session(
+            ctx, user, check.pending.remember, announce=False, method="two_factor")
     if trust_device:
         devices.trust(ctx, user)
     signals.two_factor_verified.send(sender=type(user), user=user, method=method, session=session)
