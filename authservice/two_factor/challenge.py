@@ -142,30 +142,23 @@ def _too_many_attempts(ctx, check):
 def guess(ctx, check, compare, wrong):
     """Run ``compare()`` (``True`` for a valid code) as one guess of every budget; raise ``wrong`` if it fails.
 
-    Every method goes through here. The per-user budget (``lockout``) is spent *before* the comparison,
-    whichever way the code came. The challenge's own budget is checked after it, by the statement that
-    records the outcome (a wrong code counts, a right one consumes the challenge in :func:`succeed`,
-    both only while fewer than 5 tries were spent): the user's row lock taken by :func:`verify` makes
-    the guesses on one user's sign-ins take turns, so none can slip between the comparison and its count.
+    Every method goes through here, and only inside :func:`verify`: the user's row lock makes the
+    guesses on one user's sign-ins take turns, so each budget can be read before the comparison and
+    written after it, in the statement that records the outcome, with no guess slipping in between.
+    The per-user budget (``lockout``) refuses a locked user before any code is looked at. The
+    challenge's own 5 tries are counted by a wrong code, and a right one consumes the challenge in
+    :func:`succeed`, both only while fewer than 5 tries were spent.
     """
     if check.is_sign_in and not check.locked:
         raise RuntimeError("a sign-in's code is checked only inside challenge.verify (the user's row lock)")
-    counted = lockout.reserve(check)
-    try:
-        matched = compare()
-    except BaseException:
-        if counted:
-            lockout.give_back(check.user)
-        raise
+    budget = lockout.admit(check)
+    matched = compare()  # an exception rolls the whole check back: nothing compared, nothing counted
+    lockout.record(budget, matched)
     if not matched:
-        if counted:
-            lockout.failed(check.user)
         if check.is_sign_in and not TwoFactorChallenge.objects.filter(
                 pk=check.pending.pk, attempts__lt=ATTEMPTS_PER_CHALLENGE).update(attempts=F("attempts") + 1):
             raise _too_many_attempts(ctx, check)
         raise wrong
-    if counted:
-        lockout.succeeded(check.user)
 
 
 def succeed(ctx, check, method, trust_device=False, create_session=True):

@@ -4,16 +4,17 @@ One :class:`TwoFactorLockout` row per user, whatever the method (TOTP, mailed co
 user with e-mail codes only is locked like one with TOTP. Only pending sign-ins spend it: a signed-in
 user's own checks (enrolment) cannot lock them out.
 
-A guess *reserves* its place before any code is compared, with one conditional UPDATE (budget left and
-not locked -> +1, else refuse). Reading the lock and recording the failure afterwards would let every
-guess in flight at once pass the read (attack 17b, races): PostgreSQL re-checks an UPDATE's WHERE
-after waiting for the row, so reservations cannot overshoot. A guess that matched gives the whole
-budget back (the owner is here); one that never reached a comparison gives its place back.
+Every sign-in's guess is checked under the user's row lock (``challenge.verify``), so the guesses
+on one user's sign-ins take turns: :func:`admit` reads the row (refused while locked), the comparison
+runs, and :func:`record` writes the outcome, all in one transaction that no other guess can enter.
+Reading first and recording after is what let every guess in flight pass the read when the guesses
+did not take turns (attack 17b, races); ``admit`` refuses to run outside that lock. A matching guess
+clears the count (the owner is here); the success path is one read, no write, unless there was a
+count to clear (bench/README.md, sign-in + TOTP).
 """
 
 from datetime import timedelta
 
-from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from authservice import app_settings
@@ -26,58 +27,50 @@ def _options():
 
 
 def _rows(user):
+    """``user``: a user or its primary key."""
     return TwoFactorLockout.objects.filter(user=user)
 
 
-def _take(user, now):
-    """One UPDATE: +1 within budget, or a fresh count of 1 when the previous lock has run out."""
-    expired = Q(locked_until__lte=now)
-    return _rows(user).filter(Q(locked_until__isnull=True, failed_count__lt=_options().max_failed_attempts)
-                              | expired).update(
-        failed_count=Case(When(expired, then=Value(1)), default=F("failed_count") + 1),
-        locked_until=None)
-
-
-def _lock(user, now):
-    """Start the lock once the budget is spent (idempotent: the first to see it sets the end)."""
-    _rows(user).filter(failed_count__gte=_options().max_failed_attempts, locked_until__isnull=True).update(
-        locked_until=now + timedelta(seconds=_options().duration_seconds))
-
-
 def open_for(user):
-    """The user's budget row, made when a second factor is turned on: a sign-in's guess is then the one
-    UPDATE of :func:`reserve`, not a miss, an insert and a retry (bench/README.md, sign-in + TOTP)."""
+    """The user's budget row, made when a second factor is turned on, so a sign-in's guess finds it."""
     TwoFactorLockout.objects.get_or_create(user=user)
 
 
-def reserve(check):
-    """Spend one guess of ``check.user``'s budget, or 429 ACCOUNT_TEMPORARILY_LOCKED.
+def admit(check):
+    """The budget row of ``check.user`` for one guess, or 429 ACCOUNT_TEMPORARILY_LOCKED.
 
-    Returns whether a guess was counted (``False`` when the lockout does not apply).
+    ``None`` when the lockout does not apply (a signed-in user's own checks, or the setting is off).
     """
     if not (check.is_sign_in and _options().enabled):
-        return False
-    user, now = check.user, timezone.now()
-    if _take(user, now):
-        return True
-    _, created = TwoFactorLockout.objects.get_or_create(user=user)
-    if created and _take(user, now):
-        return True
-    _lock(user, now)  # a spent budget whose last guess never got to record it still locks
-    raise APIError(429, codes.ACCOUNT_TEMPORARILY_LOCKED)
+        return None
+    if not check.locked:
+        raise RuntimeError("a guess is admitted only under the user's row lock (challenge.verify)")
+    row, _ = TwoFactorLockout.objects.get_or_create(user=check.user)
+    now = timezone.now()
+    if row.locked_until is not None and row.locked_until > now:
+        raise APIError(429, codes.ACCOUNT_TEMPORARILY_LOCKED)
+    if row.locked_until is None and row.failed_count >= _options().max_failed_attempts:
+        # A spent budget whose lock was never set (a row written before this rule) still locks.
+        _rows(check.user).update(locked_until=now + timedelta(seconds=_options().duration_seconds))
+        raise APIError(429, codes.ACCOUNT_TEMPORARILY_LOCKED)
+    return row
 
 
-def failed(user):
-    _lock(user, timezone.now())
-
-
-def give_back(user):
-    """The guess reserved never compared a code (its pending sign-in or mailed code was used up)."""
-    _rows(user).filter(failed_count__gt=0, locked_until__isnull=True).update(failed_count=F("failed_count") - 1)
-
-
-def succeeded(user):
-    _rows(user).update(failed_count=0, locked_until=None)
+def record(row, matched):
+    """Write the outcome of the guess ``admit`` let through: cleared on a match, else one more failure
+    (the lock starts with the last one the budget allows; a lock that ran out starts a fresh count)."""
+    if row is None:
+        return
+    if matched:
+        if row.failed_count or row.locked_until is not None:
+            _rows(row.user_id).update(failed_count=0, locked_until=None)
+        return
+    now = timezone.now()
+    count = 1 if row.locked_until is not None else row.failed_count + 1
+    locked_until = None
+    if count >= _options().max_failed_attempts:
+        locked_until = now + timedelta(seconds=_options().duration_seconds)
+    _rows(row.user_id).update(failed_count=count, locked_until=locked_until)
 
 
 def clear(user):
