@@ -228,3 +228,18 @@ def test_sign_in_verified_sends_two_factor_verified(enrolled):
     finally:
         signals.two_factor_verified.disconnect(on_verified)
     assert seen == [("backup_code", True)]
+
+
+@pytest.mark.parametrize("otp_on", [True, False])
+@pytest.mark.parametrize("factor", [None, "unconfirmed", "confirmed"])
+def test_the_methods_offered_match_the_rule_for_mailed_codes(make_user, configure, otp_on, factor):
+    # methods_of answers in one query; otp.offered_to is the rule every OTP endpoint enforces.
+    from authservice.models import TwoFactor
+    from authservice.two_factor import challenge, otp
+
+    configure(two_factor={"otp": {"enabled": otp_on}})
+    user = make_user()
+    if factor:
+        TwoFactor.objects.create(user=user, secret="x", verified=factor == "confirmed")
+    assert ("otp" in challenge.methods_of(user)) == otp.offered_to(user)
+    assert ("totp" in challenge.methods_of(user)) == (factor == "confirmed")

@@ -33,12 +33,10 @@ ATTEMPTS_PER_CHALLENGE = 5  # better-auth's beginAttempt(5)
 
 
 def methods_of(user):
-    found = []
+    # One query: e-mailed codes are offered exactly when TOTP is not confirmed (otp.offered_to).
     if TwoFactor.objects.filter(user=user, verified=True).exists():
-        found.append("totp")
-    if otp.offered_to(user):
-        found.append("otp")
-    return found
+        return ["totp"]
+    return ["otp"] if app_settings.two_factor.otp.enabled else []
 
 
 def required(user):
