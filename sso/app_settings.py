@@ -51,6 +51,14 @@ DEFAULTS = {
     # Dotted path of ``provision_user(user=, user_info=, token=, provider=, is_new_user=)``, run on
     # every SSO sign-in (sso.md §8 step 3); None = nothing.
     "provision_user": None,
+    # Run provision_user (and send user_provisioned) on every SSO sign-in (our default, sso.md §8), or
+    # only when the sign-in created the user (False: better-auth's default for provisionUserOnEveryLogin).
+    "provision_user_on_every_login": True,
+    # better-auth's redirectURI: one OIDC redirect URI for every provider instead of
+    # {base}/sso/callback/{providerId}; the shared callback GET {base}/sso/callback reads the provider
+    # from the sign-in's state. An absolute URL (say, a front end that proxies to that endpoint) or a
+    # path under the base URL ("/sso/callback"). None: one redirect URI per provider.
+    "redirect_uri": None,
     "account_linking": {
         # Auto-link to an existing user only when the local e-mail is verified (sso.md §6).
         "require_local_email_verified": True,
@@ -107,6 +115,7 @@ TYPES = {
     "organization_provisioning.default_role": Choice("member", "admin", check_id="sso.E002"),
     "organization_provisioning.get_role": Optional(DottedPath("a dotted path to get_role(user=, ...)")),
     "provision_user": Optional(DottedPath("a dotted path to provision_user(user=, ...)")),
+    "redirect_uri": Optional(URL(relative=True)),
     "trust_any_email_domain": ListOf(Str()),
     "default_sso": ListOf(DefaultProvider()),
     "saml.clock_skew": Int(positive=False),

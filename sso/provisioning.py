@@ -25,7 +25,10 @@ def run(*, user, user_info, token, provider, is_new_user):
 
 
 def provision(*, user, user_info, token, provider, is_new_user):
-    """Step 3: runs on every SSO sign-in (the seed), told whether the user is new."""
+    """Step 3: runs on every SSO sign-in (the seed), told whether the user is new; only on the one that
+    created the user when ``provision_user_on_every_login`` is off (better-auth's default)."""
+    if not (is_new_user or sso_settings.provision_user_on_every_login):
+        return
     hook = sso_settings.callable_setting(sso_settings.provision_user)
     if hook is not None:
         hook(user=user, user_info=user_info, token=token, provider=provider, is_new_user=is_new_user)

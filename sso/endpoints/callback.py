@@ -1,4 +1,5 @@
-"""GET /sso/callback/:providerId: the OIDC provider sends the browser back here (sso.md §3, §9)."""
+"""GET /sso/callback/:providerId and GET /sso/callback: the OIDC provider sends the browser back here
+(sso.md §3, §9). The shared one serves the ``redirect_uri`` setting (better-auth's redirectURI)."""
 
 from authservice.api import inputs
 from authservice.api.context import Redirect
@@ -18,3 +19,10 @@ class CallbackQuery(inputs.Input):
           summary="OIDC redirect target of an SSO provider", response="Redirect", tags=("SSO",))
 def callback_sso(ctx):
     return Redirect(client.finish(ctx, ctx.params["providerId"], ctx.query))
+
+
+@endpoint("GET", "/sso/callback", name="callback_sso_shared", query=CallbackQuery, no_store=True,
+          summary="Shared OIDC redirect target of every SSO provider (the provider is read from the state)",
+          response="Redirect", tags=("SSO",))
+def callback_sso_shared(ctx):
+    return Redirect(client.finish(ctx, None, ctx.query))

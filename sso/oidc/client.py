@@ -32,6 +32,11 @@ STATE_COOKIE = cookies.STATE
 
 
 def redirect_uri(ctx, provider_id):
+    """Where the IdP sends the browser back: the shared ``redirect_uri`` setting, else the provider's
+    own callback. The code exchange sends the same value, as OAuth requires."""
+    shared = sso_settings.redirect_uri
+    if shared:
+        return shared if shared.startswith(("http://", "https://")) else f"{links.base(ctx)}{shared}"
     return f"{links.base(ctx)}/sso/callback/{cookies.encode_component(provider_id)}"
 
 
@@ -81,11 +86,19 @@ def default_error_url(ctx):
 
 def finish(ctx, provider_id, query):
     """The Location of the callback's 302: the app on success, the error target otherwise (every
-    failure is the core flow's one SignInFailure, rendered by its one function, sso.md §9)."""
+    failure is the core flow's one SignInFailure, rendered by its one function, sso.md §9).
+
+    ``provider_id`` ``None``: the shared callback, whose provider is the one the state was stored for
+    (server-side, so the browser cannot choose it).
+    """
     ctx.delete_cookie(STATE_COOKIE)
     try:
         pending = _pending(ctx, query)
         try:
+            if provider_id is None:
+                provider_id = (pending.provider_ref or {}).get("providerId")
+                if not provider_id:
+                    raise SignInFailure(R.INVALID_STATE, "missing_provider_id")
             return _finish(ctx, provider_id, pending, query)
         except SignInFailure as failure:
             failure.target = failure.target or pending.error_url

@@ -33,6 +33,7 @@ from tests.peers.stub_server import LoopbackServer
 JS = Path(__file__).resolve().parent.parent / "js"
 OP_SCRIPT = JS / "sso_oidc_provider.mjs"
 CALLBACK = f"{ORIGIN}{BASE}/sso/callback/"
+SHARED_CALLBACK = f"{ORIGIN}{BASE}/sso/callback"  # the redirect_uri setting's target
 BASIC_SECRET = "basic s3cret:/+%&"  # characters that must be form-encoded in the Basic header
 POST_SECRET = "post-secret-value"
 OP_PROVIDER_IDS = ("acme", "acme-two", "acme-post", "acme-jwt")
@@ -102,7 +103,7 @@ def oidc_op():
     clients = [{
         "client_id": f"{pid}-client",
         **_client_auth(pid),
-        "redirect_uris": [CALLBACK + pid],
+        "redirect_uris": [CALLBACK + pid, SHARED_CALLBACK],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
     } for pid in OP_PROVIDER_IDS]

@@ -69,6 +69,13 @@ def test_provision_user_runs_on_every_sign_in_and_is_told_whether_the_user_is_ne
     assert CALLS[0]["provider"].provider_id == "stub"
 
 
+def test_provision_user_runs_only_for_a_new_user_when_every_login_is_off(api, stub, configure_sso):
+    configure_sso(provision_user="tests.sso.test_provisioning.record_provision", provision_user_on_every_login=False)
+    sign_in_via_stub(api, stub)
+    sign_in_via_stub(api, stub)
+    assert [call["is_new_user"] for call in CALLS] == [True]
+
+
 def test_provision_user_gets_mapped_info_raw_claims_and_the_token_set(api, stub, configure_sso):
     configure_sso(provision_user="tests.sso.test_provisioning.record_provision")
     sign_in_via_stub(api, stub, dept="R&D", groups=["a", "b"])
