@@ -131,7 +131,7 @@ def verify_totp(ctx):
 
 
 def _verify_totp(ctx, check):
-    factor = challenge.factor_of(check.user)
+    factor = challenge.factor_for(check)
     if factor is None or (check.is_sign_in and not factor.verified):
         raise APIError(400, codes.TOTP_NOT_ENABLED)
 
@@ -186,7 +186,7 @@ def verify_backup_code(ctx):
 
 
 def _verify_backup_code(ctx, check):
-    factor = challenge.factor_of(check.user)
+    factor = challenge.factor_for(check)
     # The codes come with TOTP and count only once it is confirmed: those of an enrolment nobody
     # finished (``enable`` alone, maybe by whoever holds an old cookie and the password) open nothing.
     if factor is None or not factor.verified:

@@ -18,14 +18,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
 from authservice import app_settings, signals, users
 from authservice.cookies import signed_value
 from authservice.errors import APIError, codes
 from authservice.flows import sessions
-from authservice.models import TwoFactor, TwoFactorChallenge
+from authservice.models import TwoFactor, TwoFactorChallenge, TwoFactorLockout
 from authservice.two_factor import devices, lockout, otp
 
 COOKIE = "two_factor"
@@ -67,9 +67,11 @@ class Verification:
     user: object
     found: object = None
     pending: TwoFactorChallenge | None = None
-    # Set by :func:`verify` once the user's row is locked; the session a sign-in made, announced after
-    # the commit.
+    # Set by :func:`verify` once the user's row is locked, with what the lock's read brought along
+    # (the TOTP row, the lockout budget); the session a sign-in made, announced after the commit.
     locked: bool = False
+    factor: TwoFactor | None = None
+    budget: TwoFactorLockout | None = None
     session: object = None
 
     @property
@@ -100,6 +102,32 @@ def factor_of(user):
     return TwoFactor.objects.filter(user=user).first()
 
 
+def factor_for(check):
+    """The TOTP row of the user being verified: the one read under the lock, for a sign-in."""
+    return check.factor if check.locked else factor_of(check.user)
+
+
+def _lock(check):
+    """``users.lock`` for a sign-in's guess, then one read of what the guess needs: the TOTP row and
+    the lockout budget, in one statement instead of two (bench/README.md, sign-in + TOTP).
+
+    The read comes *after* the lock, in a statement of its own: under READ COMMITTED a statement sees
+    the rows committed before it began, so values read by the locking statement itself (a join, a
+    subquery) would predate the guess that held the lock before us, and its count would be lost
+    (tests/security/test_attack17b_races.py).
+    """
+    users.lock(check.user)
+    budget = TwoFactorLockout.objects.filter(user=OuterRef("user_id"))
+    factor = (TwoFactor.objects.filter(user=check.user)
+              .annotate(lockout_failed_count=Subquery(budget.values("failed_count")[:1]),
+                        lockout_locked_until=Subquery(budget.values("locked_until")[:1])).first())
+    check.factor = factor
+    if factor is not None and factor.lockout_failed_count is not None:
+        check.budget = TwoFactorLockout(user_id=factor.user_id, failed_count=factor.lockout_failed_count,
+                                        locked_until=factor.lockout_locked_until)
+    check.locked = True
+
+
 def verify(ctx, work):
     """``work(check)`` for the caller of a code check, as one transaction; returns its answer.
 
@@ -119,8 +147,7 @@ def verify(ctx, work):
         try:
             check = start(ctx)
             if check.is_sign_in:
-                users.lock(check.user)
-                check.locked = True
+                _lock(check)
             answer = work(check)
         except APIError as error:
             failure = error

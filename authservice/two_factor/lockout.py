@@ -45,7 +45,7 @@ def admit(check):
         return None
     if not check.locked:
         raise RuntimeError("a guess is admitted only under the user's row lock (challenge.verify)")
-    row, _ = TwoFactorLockout.objects.get_or_create(user=check.user)
+    row = check.budget or TwoFactorLockout.objects.get_or_create(user=check.user)[0]
     now = timezone.now()
     if row.locked_until is not None and row.locked_until > now:
         raise APIError(429, codes.ACCOUNT_TEMPORARILY_LOCKED)
