@@ -259,15 +259,19 @@ def verify(provider, domain=None):
 
 def record_outcome(provider, passed, failed):
     """Write the lookups' results, conditional on the provider's domain list being unchanged since the
-    lookups started (the provider row is locked), and the flag recomputed."""
+    lookups started (the provider row is locked), and the flag recomputed. Refused with DOMAIN_CLAIMED
+    when another provider verified one of the passed domains meanwhile."""
     now = timezone.now()
     with transaction.atomic():
         locked = SsoProvider.objects.select_for_update().filter(pk=provider.pk, domain=provider.domain).first()
         if locked is None:
             raise APIError(409, codes.SSO_PROVIDER_CHANGED)
-        for row in passed:
-            # Checked again under the lock: two providers racing for one domain, one wins.
-            if claimed_elsewhere(provider, row.domain):
+        # Every provider's row of these hostnames is locked (in one order, so no deadlock): two
+        # providers verifying one domain at once queue here, and the second sees the first's claim.
+        hosts = [row.domain for row in passed]
+        list(SsoProviderDomain.objects.select_for_update().filter(domain__in=hosts).order_by("pk"))
+        for host in hosts:
+            if claimed_elsewhere(provider, host):
                 raise APIError(409, codes.DOMAIN_CLAIMED)
         SsoProviderDomain.objects.filter(pk__in=[row.pk for row in passed]).update(
             status=SsoProviderDomain.VERIFIED, verified_at=now, checked_at=now, record_missing_since=None)

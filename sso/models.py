@@ -211,9 +211,9 @@ class SsoProviderDomain(models.Model):
     Each domain is verified on its own (issue 14 §3): its own token, published as the TXT record
     ``_auth-token-{providerId}.{domain}``, and its own state. Only a ``verified`` row routes, links or
     creates users (I1). ``verify-domain`` refuses a hostname another provider already verified
-    (``DOMAIN_CLAIMED``, checked again under the provider's row lock). That is no database constraint:
-    rows that providers from fixtures or the admin mark verified in bulk may share a hostname, and
-    routing then picks the oldest provider, as before.
+    (``DOMAIN_CLAIMED``, checked again with every provider's row of that hostname locked). That is no
+    database constraint: rows that fixtures or the admin mark verified in bulk may share a hostname,
+    and routing then picks the oldest provider, as before.
     """
 
     PENDING = "pending"

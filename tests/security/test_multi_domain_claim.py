@@ -80,3 +80,20 @@ def test_a_case_or_trailing_dot_variant_is_the_same_domain(victim, sign_in, dns_
     dns_server.txt("_auth-token-evil.corp.test", token)
     response = attacker.api_post("/sso/verify-domain", {"providerId": "evil", "domain": "Corp.Test"})
     assert error_of(response)["code"] == "DOMAIN_CLAIMED"
+
+
+def test_a_claim_made_while_the_lookups_ran_wins_over_the_later_write(sign_in, dns_server):
+    # Both providers' lookups passed (say both were handed the DNS); the first write wins, the second
+    # is refused when it re-checks with the domain's rows locked.
+    from sso import domains
+    from sso.models import SsoProvider
+
+    first, second = sign_in("a@corp.test"), sign_in("b@corp.test")
+    register(first, "first", "corp.test")
+    register(second, "late", "corp.test")
+    winner, loser = (SsoProvider.objects.get(provider_id=name) for name in ("first", "late"))
+    domains.record_outcome(winner, domains.rows(winner), [])
+    with pytest.raises(domains.APIError) as refused:
+        domains.record_outcome(loser, domains.rows(loser), [])
+    assert refused.value.code == "DOMAIN_CLAIMED"
+    assert SsoProviderDomain.objects.get(provider=loser).status == "pending"
