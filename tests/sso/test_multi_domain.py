@@ -231,3 +231,11 @@ def test_the_command_prints_one_record_per_domain_to_publish(owner, corp):
     call_command("sso_verify_domain", "acme", "--request-token", stdout=out)
     for domain, token in owner.tokens.items():
         assert f'_auth-token-acme.{domain}  TXT  "{token}"' in out.getvalue()
+
+
+def test_sso_providers_lists_a_partly_verified_provider(owner, corp, dns_server):
+    publish(dns_server, "corp.de", owner.tokens["corp.de"])
+    owner.api_post("/sso/verify-domain", {"providerId": "acme", "domain": "corp.de"})
+    out = io.StringIO()
+    call_command("sso_providers", stdout=out)
+    assert "partly (1/3)" in out.getvalue()
