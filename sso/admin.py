@@ -9,11 +9,13 @@ from urllib.parse import quote
 
 from django import forms
 from django.contrib import admin, messages
+from django.utils.html import format_html, format_html_join
+from rest_framework import serializers
 
 from authservice import links, users
 from authservice.errors import APIError
-from sso import discovery, domains, saml_config
-from sso.models import SECRET_KEYS, Member, Organization, SsoProvider, strip_secrets
+from sso import discovery, domains, roles, saml_config
+from sso.models import SECRET_KEYS, Member, Organization, SsoProvider, SsoProviderDomain, strip_secrets
 from sso.saml import validation as saml_validation
 
 
@@ -38,7 +40,14 @@ class SsoProviderForm(forms.ModelForm):
     class Meta:
         model = SsoProvider
         fields = ("provider_id", "issuer", "domain", "user", "organization_id", "domain_verified",
-                  "oidc_config", "client_secret", "saml_config")
+                  "organization_provisioning", "oidc_config", "client_secret", "saml_config")
+        help_texts = {
+            "domain_verified": "Every domain verified. Ticking it marks all of them verified without a DNS "
+                               "check; each domain's own state is listed below.",
+            "organization_provisioning": 'Roles from IdP groups, e.g. {"roleMapping": {"attribute": "groups", '
+                                         '"values": {"it-admins": "admin"}, "defaultRole": "member"}} '
+                                         "(docs/sso-roles.md).",
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -60,6 +69,15 @@ class SsoProviderForm(forms.ModelForm):
         if value is not None and not value.get("clientId"):
             raise forms.ValidationError("clientId is required.")
         return value
+
+    def clean_organization_provisioning(self):
+        value = self.cleaned_data.get("organization_provisioning")
+        if value in (None, "", {}):
+            return None
+        try:
+            return roles.validate_mapping(value) or None
+        except serializers.ValidationError as error:
+            raise forms.ValidationError(error.detail) from None
 
     def clean_saml_config(self):
         value = self._clean_config("saml_config")
@@ -102,13 +120,45 @@ class SsoProviderForm(forms.ModelForm):
 @admin.register(SsoProvider)
 class SsoProviderAdmin(admin.ModelAdmin):
     form = SsoProviderForm
-    list_display = ("provider_id", "provider_type", "domain", "domain_verified", "organization_id", "user",
-                    "created_at")
-    list_filter = ("domain_verified",)
+    list_display = ("provider_id", "provider_type", "domain_states", "domain_verified", "organization_id",
+                    "user", "created_at")
+    list_filter = ("domain_verified", "domain_entries__status")
     search_fields = ("provider_id", "domain", "issuer", "organization_id")
-    readonly_fields = ("id", "sp_metadata_url", "created_at", "updated_at")
+    # Read-only displays rather than an inline: the rows follow the domain field, and a formset would
+    # make every edit post its management form.
+    readonly_fields = ("id", "sp_metadata_url", "domain_table", "role_mapping", "created_at", "updated_at")
     raw_id_fields = ("user",)
     actions = ("rerun_discovery", "check_domain_record")
+
+    @admin.display(description="domains")
+    def domain_states(self, obj):
+        return ", ".join(f"{row.domain} ({domains.describe(obj, row)['status']})" for row in domains.rows(obj))
+
+    @admin.display(description="domain states")
+    def domain_table(self, obj):
+        """Each domain's own state (issue 14 §3): the TXT record to publish, its token while pending,
+        when it was verified and last checked, and since when a verified domain's record is missing."""
+        if not obj.pk:
+            return "-"
+        header = ("domain", "state", "TXT record", "token", "verified", "last checked", "record missing since")
+        rows = [(s["domain"], s["status"], s["txtRecord"], s["domainVerificationToken"] or "-",
+                 s["verifiedAt"] or "-", s["checkedAt"] or "never", s["recordMissingSince"] or "-")
+                for s in (domains.describe(obj, row) for row in domains.rows(obj))]
+        head = format_html_join("", "<th>{}</th>", ((cell,) for cell in header))
+        body = format_html_join("", "<tr>{}</tr>", (
+            (format_html_join("", "<td>{}</td>", ((cell,) for cell in row)),) for row in rows))
+        return format_html("<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", head, body)
+
+    @admin.display(description="role mapping")
+    def role_mapping(self, obj):
+        """The groups that give each role, and the default (docs/sso-roles.md)."""
+        mapping = roles.mapping_of(obj)
+        if mapping is None:
+            return "- (no mapping: the default role, or the get_role hook)"
+        lines = [("IdP attribute / claim", mapping["attribute"])]
+        lines += [(f"group {group}", role) for group, role in sorted((mapping.get("values") or {}).items())]
+        lines.append(("no matching group", roles.default_role(obj)))
+        return format_html_join("", "<div>{}: <b>{}</b></div>", lines)
 
     @admin.display(description="SP metadata URL")
     def sp_metadata_url(self, obj):
@@ -138,7 +188,7 @@ class SsoProviderAdmin(admin.ModelAdmin):
             provider.save(update_fields=["oidc_config", "updated_at"])
             self.message_user(request, f"{provider}: endpoints refreshed", messages.SUCCESS)
 
-    @admin.action(description="Check the domain TXT record (and verify)")
+    @admin.action(description="Check the domains' TXT records (and verify)")
     def check_domain_record(self, request, queryset):
         for provider in queryset:
             try:
@@ -146,13 +196,13 @@ class SsoProviderAdmin(admin.ModelAdmin):
             except APIError as error:
                 self.message_user(request, f"{provider}: {error.code}: {error.message}", messages.ERROR)
                 continue
-            self.message_user(request, f"{provider}: domain verified", messages.SUCCESS)
+            self.message_user(request, f"{provider}: domains verified", messages.SUCCESS)
 
 
 class MemberInline(admin.TabularInline):
     model = Member
     extra = 0
-    fields = ("user", "role", "created_at")
+    fields = ("user", "role", "managed_by", "created_at")
     raw_id_fields = ("user",)
 
 
@@ -166,7 +216,7 @@ class OrganizationAdmin(admin.ModelAdmin):
 
 @admin.register(Member)
 class MemberAdmin(admin.ModelAdmin):
-    list_display = ("user", "organization", "role", "created_at")
-    list_filter = ("role",)
+    list_display = ("user", "organization", "role", "managed_by", "created_at")
+    list_filter = ("role", "managed_by")
     search_fields = (f"user__{users.email_field()}", "organization__slug")
     raw_id_fields = ("user", "organization")

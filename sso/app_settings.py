@@ -28,6 +28,10 @@ DEFAULTS = {
         "token_expires_in": 7 * DAY,
         # Seconds of DNS time one verify-domain request may spend, all its TXT lookups together (I6).
         "dns_timeout": 10,
+        # When ``sso_verify_domain --all`` finds the TXT record of a verified domain gone: False only
+        # records when it went missing; True also un-verifies the domain (it stops routing, linking
+        # and creating users until verified again). docs/sso-domains.md.
+        "unverify_on_missing_record": False,
     },
     # Nameservers for the TXT lookups: ["host", "host:port", ...]; empty = the system resolver.
     "dns_nameservers": [],

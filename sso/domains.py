@@ -2,8 +2,8 @@
 
 The provider's owner publishes ``_auth-token-{providerId}.{domain}  TXT  "<token>"`` (or
 ``"_auth-token-{providerId}=<token>"``) for every domain of the provider; :func:`verify` looks the
-records up with dnspython and compares in constant time. The token is a verification row with a
-7-day expiry.
+records up with dnspython and compares in constant time. Each domain has its own token (7-day expiry)
+and state on its :class:`~sso.models.SsoProviderDomain` row (issue 14 §3, docs/sso-domains.md).
 
 Cost (I6): the list is bounded (``hostnames.MAX_DOMAINS``) and validated before the first lookup, and
 the whole request shares one DNS deadline (``domain_verification.dns_timeout`` seconds), so a
@@ -21,14 +21,14 @@ import dns.name
 import dns.nameserver
 import dns.resolver
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from authservice.errors import APIError
-from authservice.models import Verification
 from authservice.tokens import URL_SAFE, constant_time_equals, random_string
 from sso import app_settings, hostnames, signals
 from sso.errors import NO_RESOLVER_MESSAGE, codes, verification_failed_message
-from sso.models import SsoProvider
+from sso.models import SsoProvider, SsoProviderDomain
 
 PREFIX = "_auth-token-"  # SEED; better-auth uses "_better-auth-token-"
 TOKEN_LENGTH = 24
@@ -65,28 +65,77 @@ def identifier(provider_id):
     return f"{PREFIX}{provider_id}"
 
 
-def pending_token(provider):
-    """The unexpired token of ``provider``, or ``None``."""
-    row = (Verification.objects.filter(identifier=identifier(provider.provider_id),
-                                       expires_at__gt=timezone.now()).order_by("-created_at").first())
-    return row.value if row else None
+# --- tokens, one per domain (issue 14 §3) ----------------------------------------------------------
+def rows(provider):
+    """The provider's domain rows, in list order."""
+    return list(SsoProviderDomain.objects.filter(provider=provider).order_by("position", "id"))
 
 
-def issue_token(provider):
-    """A fresh token, replacing any older one of the same provider."""
-    Verification.objects.filter(identifier=identifier(provider.provider_id)).delete()
-    token = random_string(TOKEN_LENGTH, URL_SAFE)
-    Verification.objects.create(
-        identifier=identifier(provider.provider_id), value=token,
-        expires_at=timezone.now() + timedelta(seconds=app_settings.domain_verification.token_expires_in))
-    return token
+def row_for(provider, domain):
+    """The row of ``domain`` (any form a list entry may take); 400 INVALID_DOMAIN, 404 DOMAIN_NOT_LISTED."""
+    host = hostnames.entry_hostname(domain) if isinstance(domain, str) else hostnames.hostname(None)
+    row = SsoProviderDomain.objects.filter(provider=provider, domain=host).first()
+    if row is None:
+        raise APIError(404, codes.DOMAIN_NOT_LISTED)
+    return row
 
 
-def request_token(provider):
-    """``request-domain-verification``: the unexpired token unchanged, else a new one."""
-    if provider.domain_verified:
+def is_verified(provider, row):
+    """A row counts as verified when it is, or when the provider's flag says every domain is."""
+    return row.status == SsoProviderDomain.VERIFIED or bool(provider.domain_verified)
+
+
+def _first_unverified(provider):
+    return next((row for row in rows(provider) if not is_verified(provider, row)), None)
+
+
+def pending_token(target):
+    """The unexpired token of a domain row, or of a provider's first domain not yet verified (the
+    one better-auth's single-token answers name); ``None`` when there is none."""
+    row = _first_unverified(target) if isinstance(target, SsoProvider) else target
+    if row is not None and row.token and row.token_expires_at and row.token_expires_at > timezone.now():
+        return row.token
+    return None
+
+
+def issue_token(target):
+    """A fresh token for a domain row, replacing the older one. Given a provider: fresh tokens for every
+    domain not yet verified, returning the first one's (better-auth's one token)."""
+    if isinstance(target, SsoProvider):
+        tokens = [issue_token(row) for row in rows(target) if not is_verified(target, row)]
+        return tokens[0] if tokens else None
+    row = target
+    row.token = random_string(TOKEN_LENGTH, URL_SAFE)
+    row.token_expires_at = timezone.now() + timedelta(seconds=app_settings.domain_verification.token_expires_in)
+    SsoProviderDomain.objects.filter(pk=row.pk).update(token=row.token, token_expires_at=row.token_expires_at)
+    return row.token
+
+
+def request_token(provider, domain=None):
+    """``request-domain-verification``: for ``domain``, or for every domain not yet verified; an
+    unexpired token is kept, else a new one is issued. Returns ``(first token, [rows])``; 409
+    DOMAIN_VERIFIED when there is nothing left to verify."""
+    targets = [row_for(provider, domain)] if domain is not None else rows(provider)
+    targets = [row for row in targets if not is_verified(provider, row)]
+    if not targets:
         raise APIError(409, codes.DOMAIN_VERIFIED)
-    return pending_token(provider) or issue_token(provider)
+    for row in targets:
+        if pending_token(row) is None:
+            issue_token(row)
+    return targets[0].token, targets
+
+
+def describe(provider, row):
+    """One domain as the API, the command and the admin show it (the token is public: it goes in DNS)."""
+    return {
+        "domain": row.domain,
+        "status": SsoProviderDomain.VERIFIED if is_verified(provider, row) else row.status,
+        "txtRecord": f"{identifier(provider.provider_id)}.{row.domain}",
+        "domainVerificationToken": None if is_verified(provider, row) else pending_token(row),
+        "verifiedAt": row.verified_at.isoformat() if row.verified_at else None,
+        "checkedAt": row.checked_at.isoformat() if row.checked_at else None,
+        "recordMissingSince": row.record_missing_since.isoformat() if row.record_missing_since else None,
+    }
 
 
 # --- DNS -----------------------------------------------------------------------------------------
@@ -160,34 +209,74 @@ def record_matches(values, ident, token):
                for value in values)
 
 
-def verify(provider):
-    """Check every domain's TXT record and mark the provider verified (sso.md §7 verify-domain)."""
-    if provider.domain_verified:
-        raise APIError(409, codes.DOMAIN_VERIFIED)
+def claimed_elsewhere(provider, host):
+    """Whether another provider already verified ``host`` (issue 14 §3: one owner per domain)."""
+    return (SsoProviderDomain.objects.filter(domain=host)
+            .filter(Q(status=SsoProviderDomain.VERIFIED) | Q(provider__domain_verified=True))
+            .exclude(provider=provider).exists())
+
+
+def verify(provider, domain=None):
+    """Check the TXT record of ``domain``, or of every domain not yet verified, each against its own
+    token (sso.md §7 verify-domain, issue 14 §3).
+
+    Each domain's outcome is recorded on its own: those whose record matches become verified, the
+    others failed. Then, as in better-auth, 502 DOMAIN_VERIFICATION_FAILED names the first that did
+    not match (for a one-domain provider this is exactly better-auth's behaviour).
+    """
     check_provider_id(provider.provider_id)  # a row stored before the rule: refused, no lookup
     ident = identifier(provider.provider_id)
     if len(ident) > DNS_LABEL_LIMIT:
         raise APIError(400, codes.IDENTIFIER_TOO_LONG)
-    token = pending_token(provider)
-    if token is None:
-        raise APIError(404, codes.NO_PENDING_VERIFICATION)
     # Everything is checked before the first lookup: the count, every name, every record name's length.
-    names = [(host, record_name(ident, host)) for host in hostnames.domain_list(provider.domain)]
+    hostnames.domain_list(provider.domain)
+    targets = [row_for(provider, domain)] if domain is not None else rows(provider)
+    targets = [row for row in targets if not is_verified(provider, row)]
+    if not targets:
+        raise APIError(409, codes.DOMAIN_VERIFIED)
+    if any(pending_token(row) is None for row in targets):
+        raise APIError(404, codes.NO_PENDING_VERIFICATION)
+    for row in targets:
+        if claimed_elsewhere(provider, row.domain):
+            raise APIError(409, codes.DOMAIN_CLAIMED)
+    names = [(row, record_name(ident, row.domain)) for row in targets]
     using = resolver()
     deadline = time.monotonic() + dns_timeout()
-    for host, name in names:
+    passed, failed = [], []
+    for row, name in names:
         # One deadline for the request: each lookup gets what is left of it, at most DNS_LIFETIME.
         remaining = min(DNS_LIFETIME, deadline - time.monotonic())
         values = txt_values(name, using, remaining) if remaining > 0 else []
-        if not record_matches(values, ident, token):
-            raise APIError(502, codes.DOMAIN_VERIFICATION_FAILED, verification_failed_message(host))
-    with transaction.atomic():
-        # Conditional on the row and its domain being unchanged since the lookup started.
-        updated = SsoProvider.objects.filter(pk=provider.pk, domain=provider.domain).update(
-            domain_verified=True, updated_at=timezone.now())
-        if not updated:
-            raise APIError(409, codes.SSO_PROVIDER_CHANGED)
-        Verification.objects.filter(identifier=ident).delete()
-    provider.domain_verified = True
-    signals.domain_verified.send(sender=SsoProvider, provider=provider)
+        (passed if record_matches(values, ident, row.token) else failed).append(row)
+    record_outcome(provider, passed, failed)
+    if passed:
+        signals.domain_verified.send(sender=SsoProvider, provider=provider,
+                                     domains=[row.domain for row in passed])
+    if failed:
+        raise APIError(502, codes.DOMAIN_VERIFICATION_FAILED, verification_failed_message(failed[0].domain))
     return provider
+
+
+def record_outcome(provider, passed, failed):
+    """Write the lookups' results, conditional on the provider's domain list being unchanged since the
+    lookups started (the provider row is locked), and the flag recomputed. Refused with DOMAIN_CLAIMED
+    when another provider verified one of the passed domains meanwhile."""
+    now = timezone.now()
+    with transaction.atomic():
+        locked = SsoProvider.objects.select_for_update().filter(pk=provider.pk, domain=provider.domain).first()
+        if locked is None:
+            raise APIError(409, codes.SSO_PROVIDER_CHANGED)
+        # Every provider's row of these hostnames is locked (in one order, so no deadlock): two
+        # providers verifying one domain at once queue here, and the second sees the first's claim.
+        hosts = [row.domain for row in passed]
+        list(SsoProviderDomain.objects.select_for_update().filter(domain__in=hosts).order_by("pk"))
+        for host in hosts:
+            if claimed_elsewhere(provider, host):
+                raise APIError(409, codes.DOMAIN_CLAIMED)
+        SsoProviderDomain.objects.filter(pk__in=[row.pk for row in passed]).update(
+            status=SsoProviderDomain.VERIFIED, verified_at=now, checked_at=now, record_missing_since=None)
+        SsoProviderDomain.objects.filter(pk__in=[row.pk for row in failed]).update(
+            status=SsoProviderDomain.FAILED, checked_at=now)
+        locked.refresh_domain_verified()
+        SsoProvider.objects.filter(pk=provider.pk).update(updated_at=now)
+    provider.domain_verified = locked.domain_verified

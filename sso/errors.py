@@ -75,6 +75,9 @@ for _code, _message in {
     "INVALID_DOMAIN": "Invalid domain",
     "DOMAIN_VERIFICATION_FAILED": "Unable to verify domain ownership. Try again later",
     "SSO_PROVIDER_CHANGED": "The SSO provider changed during the operation",
+    # Several domains per provider (issue 14 §3; our own codes).
+    "DOMAIN_NOT_LISTED": "The provider does not list this domain",
+    "DOMAIN_CLAIMED": "This domain is already verified by another SSO provider",
     # Organizations (§8.1).
     "ORGANIZATION_ALREADY_EXISTS": "Organization already exists",
     "NO_ACTIVE_ORGANIZATION": "No active organization",

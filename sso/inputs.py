@@ -11,6 +11,7 @@ from rest_framework import serializers
 from authservice import origins
 from authservice.api import inputs
 from authservice.api.inputs import js_type
+from sso import roles
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$")
 
@@ -123,3 +124,24 @@ class SamlSpMetadataInput(Object):
     cert = inputs.String(required=False)
     encryptCert = inputs.String(required=False)
     encCert = inputs.String(required=False)
+
+
+class OrganizationProvisioning(inputs._Strict):  # noqa: SLF001
+    """``organizationProvisioning: {roleMapping: {attribute, values, defaultRole}}`` (issue 14 §4):
+    checked by ``sso.roles.validate_mapping`` (roles ``member``/``admin`` only, bounded sizes)."""
+
+    expected = "object"
+    openapi_schema = {"type": ["object", "null"], "properties": {"roleMapping": {
+        "type": ["object", "null"], "required": ["attribute"], "properties": {
+            "attribute": {"type": "string", "description": "The OIDC claim or SAML attribute holding the groups"},
+            "values": {"type": "object", "additionalProperties": {"enum": ["member", "admin"]}},
+            "defaultRole": {"enum": ["member", "admin"]}}}}}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_null", True)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            self.wrong_type(data)
+        return roles.validate_mapping(data)

@@ -59,6 +59,7 @@ class SsoAuthority(external_identity.Authority):
         self.provider = None
         self.require_local_email_verified = sso_settings.account_linking.require_local_email_verified
         self.allow_sign_up = bool(request_sign_up) or not sso_settings.disable_implicit_sign_up
+        self.membership = None  # what grant() wrote, announced by provision()
 
     def lock(self):
         provider = _locked_provider(self.provider_ref)
@@ -68,22 +69,29 @@ class SsoAuthority(external_identity.Authority):
         # e-mail claim (when trusted) can link an existing user.
         self.vouches_for_email = bool(sso_settings.domain_verification.enabled)
 
+    def grant(self, user, identity, is_new_user):
+        # Membership and role are written with the session (issue 14 §4), announced in provision().
+        self.membership = provisioning.grant(user=user, user_info=identity.user_info,
+                                             token=token_set(identity.tokens), provider=self.provider)
+
     def provision(self, signed_in, identity):
         provisioning.run(user=signed_in.user, user_info=identity.user_info, token=token_set(identity.tokens),
-                         provider=self.provider, is_new_user=signed_in.is_new_user)
+                         provider=self.provider, is_new_user=signed_in.is_new_user,
+                         membership=self.membership)
 
 
 def trusted_domains(provider):
     """The e-mail domains ``provider`` may vouch for (I1); None = every domain.
 
     Every domain without domain verification (as before issue 12), or for a provider the deployment
-    opted out in ``trust_any_email_domain``; else its domains once trusted (DNS-verified, or a default
-    provider from settings, the same rule routing uses), and none before.
+    opted out in ``trust_any_email_domain``; else the domains it proved each on its own (issue 14 §3:
+    a verified ``corp.com`` does not vouch for a pending ``corp.de``), all of them for a default
+    provider from settings (the same rule routing uses), and none before.
     """
     if not sso_settings.domain_verification.enabled \
             or provider.provider_id in (sso_settings.trust_any_email_domain or ()):
         return None
-    return tuple(provider.domains()) if provider.domain_trusted() else ()
+    return tuple(provider.trusted_domains())
 
 
 def sign_in(ctx, provider_ref, identity, *, request_sign_up=False):

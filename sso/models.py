@@ -48,6 +48,9 @@ class SsoProvider(models.Model):
     # No foreign key, as in better-auth: the provider outlives a deleted organization's id.
     organization_id = models.CharField(max_length=32, null=True, blank=True, db_index=True)
     domain_verified = models.BooleanField(default=False)
+    # {"roleMapping": {"attribute", "values", "defaultRole"}}: organization roles from the IdP's
+    # groups (issue 14 §4, sso/roles.py). Not a secret, not part of the identity (fingerprint).
+    organization_provisioning = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -64,30 +67,96 @@ class SsoProvider(models.Model):
         instance = super().from_db(db, field_names, values, **kwargs)
         # What the domain index was built from, so a save that leaves the domain alone skips it.
         instance._indexed_domain = instance.__dict__.get("domain", models.DEFERRED)
+        instance._saved_verified = instance.__dict__.get("domain_verified", models.DEFERRED)
         return instance
 
     def save(self, *args, **kwargs):
-        """Save, and keep :class:`SsoProviderDomain` in step with the ``domain`` column (one path for
-        every writer: register, update, admin, commands, fixtures)."""
+        """Save, and keep :class:`SsoProviderDomain` in step (one path for every writer: register,
+        update, admin, commands, fixtures).
+
+        - A changed ``domain`` column writes only the difference: a domain that stays keeps its state
+          and token, a new one starts pending (issue 14 §3), a removed one goes; ``domain_verified`` is
+          then recomputed from the rows.
+        - ``domain_verified`` written directly (the admin's checkbox, a fixture, a default provider)
+          is the summary "every domain is verified": True marks every row verified, False un-verifies
+          them.
+        """
         update_fields = kwargs.get("update_fields")
         stale = ((update_fields is None or "domain" in update_fields)
                  and getattr(self, "_indexed_domain", None) != self.domain)
-        if not stale:
+        flag_written = ((update_fields is None or "domain_verified" in update_fields)
+                        and getattr(self, "_saved_verified", None) != self.domain_verified)
+        if not stale and not flag_written:
             return super().save(*args, **kwargs)
+        inserting = not hasattr(self, "_indexed_domain")
         with transaction.atomic(using=kwargs.get("using")):
             super().save(*args, **kwargs)
-            SsoProviderDomain.objects.filter(provider=self).delete()
-            SsoProviderDomain.objects.bulk_create(
-                [SsoProviderDomain(provider=self, domain=host) for host in hostnames.indexable(self.domain)])
-        self._indexed_domain = self.domain
+            if stale:
+                self._sync_domain_rows()
+            if flag_written and (inserting or not stale):
+                self._mark_all(self.domain_verified)
+            else:
+                self.refresh_domain_verified()
+        self._indexed_domain, self._saved_verified = self.domain, self.domain_verified
         return None
 
-    def domain_trusted(self):
-        """True when domain routing and sign-in may trust the provider's domains (sso.md §7, I1):
-        its DNS check passed, or it is a default provider from settings, which counts as verified."""
-        if self.domain_verified:
-            return True
+    def _sync_domain_rows(self):
+        wanted = hostnames.indexable(self.domain)
+        rows = SsoProviderDomain.objects.filter(provider=self)
+        rows.exclude(domain__in=wanted).delete()
+        kept = set(rows.values_list("domain", flat=True))
+        SsoProviderDomain.objects.bulk_create(
+            [SsoProviderDomain(provider=self, domain=host, position=position)
+             for position, host in enumerate(wanted) if host not in kept])
+        for position, host in enumerate(wanted):
+            if host in kept:
+                rows.filter(domain=host).update(position=position)
+
+    def _mark_all(self, verified):
+        rows = SsoProviderDomain.objects.filter(provider=self)
+        if verified:
+            rows.exclude(status=SsoProviderDomain.VERIFIED).update(
+                status=SsoProviderDomain.VERIFIED, verified_at=timezone.now(), record_missing_since=None)
+        else:
+            rows.filter(status=SsoProviderDomain.VERIFIED).update(status=SsoProviderDomain.PENDING,
+                                                                  verified_at=None)
+
+    def refresh_domain_verified(self):
+        """``domain_verified`` = every domain of the list is verified (docs/sso-domains.md).
+
+        The column keeps better-auth's meaning ("the provider's domain is verified"): a client that
+        shows it never sees "verified" while one of its domains is still pending. What sign-in trusts
+        is decided per domain (:meth:`trusted_domains`), not by this flag alone.
+        """
+        statuses = list(SsoProviderDomain.objects.filter(provider=self).values_list("status", flat=True))
+        value = bool(statuses) and all(status == SsoProviderDomain.VERIFIED for status in statuses)
+        self.domain_verified = self._saved_verified = value
+        SsoProvider.objects.filter(pk=self.pk).update(domain_verified=value)
+        return value
+
+    def is_default(self):
         return self.provider_id in default_provider_ids(app_settings.default_sso)
+
+    def domain_trusted(self):
+        """True when sign-in may go through this provider at all (sso.md §7 gate, I1): at least one of
+        its domains is verified, or it is a default provider from settings, which counts as verified.
+        Which e-mail domains it vouches for is :meth:`trusted_domains`."""
+        if self.domain_verified or self.is_default():
+            return True
+        return SsoProviderDomain.objects.filter(provider=self, status=SsoProviderDomain.VERIFIED).exists()
+
+    def verified_domains(self):
+        """The hostnames whose DNS check passed (issue 14 §3), in list order. ``domain_verified`` means
+        all of them (it may also have been set by a bulk update that bypassed :meth:`save`)."""
+        if self.domain_verified:
+            return self.domains()
+        return list(SsoProviderDomain.objects.filter(provider=self, status=SsoProviderDomain.VERIFIED)
+                    .order_by("position", "id").values_list("domain", flat=True))
+
+    def trusted_domains(self):
+        """The hostnames sign-in may trust this provider for: all of them for a default provider,
+        else the verified ones only (I1)."""
+        return self.domains() if self.is_default() else self.verified_domains()
 
     @property
     def type(self):
@@ -131,23 +200,53 @@ def default_provider_ids(default_sso):
 
 
 class SsoProviderDomain(models.Model):
-    """One hostname of a provider's domain list: the index routing by domain or e-mail reads (I6).
+    """One hostname of a provider's domain list: its verification state, and the index routing by
+    domain or e-mail reads (I6).
 
     Matching a sign-in's domain is then ``domain IN (its suffixes)``, at most 127 exact values on a
-    B-tree index, instead of a ``LIKE`` per suffix over the comma-separated column. Rows are derived:
-    :meth:`SsoProvider.save` rewrites them whenever ``domain`` changes; deleting the provider cascades.
+    B-tree index, instead of a ``LIKE`` per suffix over the comma-separated column. Rows follow the
+    ``domain`` column: :meth:`SsoProvider.save` adds and removes them whenever it changes (a kept
+    domain keeps its state); deleting the provider cascades.
+
+    Each domain is verified on its own (issue 14 §3): its own token, published as the TXT record
+    ``_auth-token-{providerId}.{domain}``, and its own state. Only a ``verified`` row routes, links or
+    creates users (I1). ``verify-domain`` refuses a hostname another provider already verified
+    (``DOMAIN_CLAIMED``, checked again with every provider's row of that hostname locked). That is no
+    database constraint: rows that fixtures or the admin mark verified in bulk may share a hostname,
+    and routing then picks the oldest provider, as before.
     """
+
+    PENDING = "pending"
+    VERIFIED = "verified"
+    FAILED = "failed"
+    STATUSES = ((PENDING, "pending"), (VERIFIED, "verified"), (FAILED, "failed"))
 
     provider = models.ForeignKey(SsoProvider, on_delete=models.CASCADE, related_name="domain_entries")
     # Lower-case ASCII (IDNA) hostname, as sso.hostnames.hostname() returns it.
     domain = models.CharField(max_length=253, db_index=True)
+    # Place in the provider's list: the first domain is the one better-auth's single token answers for.
+    position = models.PositiveSmallIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=STATUSES, default=PENDING)
+    # The value to publish; not a secret (it is public in DNS once published), kept after verification
+    # so ``sso_verify_domain --all`` can check the record is still there.
+    token = models.CharField(max_length=64, blank=True, default="")
+    token_expires_at = models.DateTimeField(null=True, blank=True)
+    verified_at = models.DateTimeField(null=True, blank=True)
+    checked_at = models.DateTimeField(null=True, blank=True, help_text="When the TXT record was last looked up.")
+    record_missing_since = models.DateTimeField(
+        null=True, blank=True, help_text="Set when a re-check of a verified domain no longer finds its record.")
 
     class Meta:
         verbose_name = "SSO provider domain"
+        ordering = ("position", "id")
         constraints = [models.UniqueConstraint(fields=["provider", "domain"], name="sso_provider_domain_unique")]
 
     def __str__(self):
-        return f"{self.domain} -> {self.provider_id}"
+        return f"{self.domain} -> {self.provider_id} ({self.status})"
+
+    @property
+    def is_verified(self):
+        return self.status == self.VERIFIED
 
 
 class Organization(models.Model):
@@ -176,6 +275,10 @@ class Member(models.Model):
                              related_name="organization_memberships")
     # "owner", "admin", "member", or a comma list of them.
     role = models.CharField(max_length=255, default=MEMBER)
+    # The providerId of the SSO provider whose sign-ins created this membership and keep its role in
+    # step with the IdP's groups (issue 14 §4); empty for memberships made any other way, whose role
+    # SSO never touches.
+    managed_by = models.CharField(max_length=255, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

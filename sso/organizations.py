@@ -63,19 +63,22 @@ def admin_organization_ids(user):
     return [m.organization_id for m in Member.objects.filter(user=user) if m.is_owner_or_admin]
 
 
-def add_member(organization_id, user, role):
+def add_member(organization_id, user, role, *, managed_by="", announce=True):
     """Insert ``user`` into the organization once; returns the new Member or ``None`` if present.
 
     The one place a membership is inserted (SSO provisioning too). The unique (organization, user)
     constraint makes concurrent sign-ins insert one row only, so no lookup comes first: callers that
-    must not compute a role for an existing member check membership themselves.
+    must not compute a role for an existing member check membership themselves. A caller inside a
+    larger transaction passes ``announce=False`` and sends ``member_added`` once it committed.
     """
     try:
         with transaction.atomic():
-            member = Member.objects.create(organization_id=organization_id, user=user, role=role)
+            member = Member.objects.create(organization_id=organization_id, user=user, role=role,
+                                           managed_by=managed_by)
     except IntegrityError:
         return None
-    signals.member_added.send(sender=Member, member=member)
+    if announce:
+        signals.member_added.send(sender=Member, member=member)
     return member
 
 

@@ -156,7 +156,8 @@ def register(found, body):
             provider = SsoProvider.objects.create(
                 provider_id=body["providerId"], issuer=body["issuer"], domain=body["domain"],
                 oidc_config=oidc, saml_config=saml, user=user,
-                organization_id=body.get("organizationId") or None, domain_verified=False)
+                organization_id=body.get("organizationId") or None, domain_verified=False,
+                organization_provisioning=body.get("organizationProvisioning") or None)
             token = domains.issue_token(provider) if domains.enabled() else None
     except IntegrityError:  # the same providerId registered concurrently
         raise APIError(422, codes.PROVIDER_ID_EXISTS) from None
@@ -199,7 +200,8 @@ def _identity_changed(provider, issuer, oidc, saml):
 
 def update(found, body):
     """Apply a partial update; discovery does not run again (sso.md §2)."""
-    if not any(body.get(key) is not None for key in ("issuer", "domain", "oidcConfig", "samlConfig")):
+    if not any(body.get(key) is not None for key in ("issuer", "domain", "oidcConfig", "samlConfig")) \
+            and "organizationProvisioning" not in body:
         raise APIError(400, codes.NO_FIELDS_TO_UPDATE, NO_FIELDS_MESSAGE)
     provider = get_for(found.user, body["providerId"])
     if body.get("oidcConfig") is not None and not provider.oidc_config:
@@ -233,9 +235,16 @@ def update(found, body):
     provider.issuer = issuer
     domain = body.get("domain")
     if domain is not None and domain != provider.domain:
+        # save() keeps the state of domains that stay; new ones start pending with their own token,
+        # and domain_verified is recomputed (issue 14 §3).
         provider.domain = domain
-        provider.domain_verified = False
+    if "organizationProvisioning" in body:
+        provider.organization_provisioning = body["organizationProvisioning"] or None
     provider.save()
+    if domain is not None and domains.enabled():
+        for row in domains.rows(provider):
+            if not domains.is_verified(provider, row) and domains.pending_token(row) is None:
+                domains.issue_token(row)
     signals.provider_updated.send(sender=SsoProvider, provider=provider)
     return provider
 

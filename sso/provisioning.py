@@ -1,27 +1,47 @@
-"""After every successful SSO sign-in: the provisionUser hook, then organization membership (sso.md §8).
+"""Organization membership and the provisionUser hook on every SSO sign-in (sso.md §8, issue 14 §4).
 
-:func:`run` is what SSO plugs into the core flow's provisioning hook (``Authority.provision`` in
-authservice/flows/external_identity.py), so it runs once the session row exists, and a failure
-(an APIError from a hook) removes that session. Both hooks are dotted-path callables in
-``AUTHSERVICE_SSO`` (``provision_user``, ``organization_provisioning.get_role``); provisioning is also
-sent as the ``sso.signals.user_provisioned`` signal, and a new membership as ``sso.signals.member_added``.
+Two steps, at two moments of the core flow (authservice/flows/external_identity.py):
+
+- :func:`grant` (step 4, membership and role) runs *inside* the sign-in's transaction, right after
+  the session row is written (``Authority.grant``). The session and the membership it should see are
+  committed together: the first request after sign-in already sees the member and its role, and a
+  failure (a ``get_role`` hook raising) leaves neither.
+- :func:`run` (step 3, provisionUser) runs once that transaction committed (``Authority.provision``);
+  an APIError from the hook removes the session. It then announces the membership change
+  (``sso.signals.member_added`` / ``member_role_changed``), so no receiver sees uncommitted rows.
+
+Roles follow the IdP on every sign-in (docs/sso-roles.md): where the provider maps groups to roles
+(``organizationProvisioning.roleMapping``, sso/roles.py) or ``organization_provisioning.get_role`` is
+set, a membership this provider created (``Member.managed_by``) gets the role the sign-in's groups
+give now. A membership made another way, or one whose role includes ``owner``, is never changed, and
+no sign-in ever makes an owner.
 """
 
 import logging
+from dataclasses import dataclass
 
 from sso import app_settings as sso_settings
-from sso import organizations, signals
+from sso import organizations, roles, signals
 from sso.models import Member, Organization, SsoProvider
 
 logger = logging.getLogger("sso")
 
-ASSIGNABLE_ROLES = (Member.MEMBER, Member.ADMIN)
+ASSIGNABLE_ROLES = roles.ASSIGNABLE_ROLES
 
 
-def run(*, user, user_info, token, provider, is_new_user):
-    """Steps 3 and 4, in order."""
+@dataclass
+class MembershipChange:
+    """What :func:`grant` wrote, announced by :func:`run` once committed."""
+
+    member: Member
+    created: bool
+    previous_role: str | None = None
+
+
+def run(*, user, user_info, token, provider, is_new_user, membership=None):
+    """Step 3 (provisionUser), then the signals of what step 4 wrote."""
     provision(user=user, user_info=user_info, token=token, provider=provider, is_new_user=is_new_user)
-    add_to_organization(user=user, user_info=user_info, token=token, provider=provider)
+    announce(membership, provider)
 
 
 def provision(*, user, user_info, token, provider, is_new_user):
@@ -36,24 +56,60 @@ def provision(*, user, user_info, token, provider, is_new_user):
                                   provider=provider, is_new_user=is_new_user)
 
 
-def add_to_organization(*, user, user_info, token, provider):
-    """Step 4: make the user a member of the provider's organization, once. Returns the new Member or None."""
+def grant(*, user, user_info, token, provider):
+    """Step 4, inside the sign-in's transaction: join the provider's organization, or bring the role
+    of a membership this provider manages in line with the IdP. Returns a :class:`MembershipChange`
+    or None when nothing changed."""
     settings = sso_settings.organization_provisioning
     if not provider.organization_id or not sso_settings.organization.enabled or settings.disabled:
         return None
-    organization = Organization.objects.filter(pk=provider.organization_id).first()
-    if organization is None or Member.objects.filter(organization=organization, user=user).exists():
+    if not Organization.objects.filter(pk=provider.organization_id).exists():
+        return None
+    # Locked: two sign-ins of one user at once compute and write the role one after the other.
+    member = Member.objects.select_for_update().filter(organization_id=provider.organization_id,
+                                                       user=user).first()
+    if member is None:
+        role = resolve_role(user=user, user_info=user_info, token=token, provider=provider)
+        created = organizations.add_member(provider.organization_id, user, role,
+                                           managed_by=provider.provider_id, announce=False)
+        return MembershipChange(created, True) if created is not None else None
+    if not follows_idp(provider) or member.managed_by != provider.provider_id or Member.OWNER in member.roles():
         return None
     role = resolve_role(user=user, user_info=user_info, token=token, provider=provider)
-    return organizations.add_member(organization.pk, user, role)
+    if role == member.role:
+        return None
+    previous, member.role = member.role, role
+    Member.objects.filter(pk=member.pk).update(role=role)
+    return MembershipChange(member, False, previous)
+
+
+def follows_idp(provider):
+    """Whether existing memberships' roles are re-decided on each sign-in: only when something can
+    decide them (a role mapping or the get_role hook); otherwise a role set by hand stays."""
+    return roles.mapping_of(provider) is not None \
+        or sso_settings.organization_provisioning.get_role is not None
 
 
 def resolve_role(*, user, user_info, token, provider):
-    default = sso_settings.organization_provisioning.default_role or Member.MEMBER
+    """``get_role`` when set (it wins), else the provider's role mapping, else the default role."""
+    default = roles.default_role(provider)
     get_role = sso_settings.callable_setting(sso_settings.organization_provisioning.get_role)
-    role = get_role(user=user, user_info=user_info, token=token, provider=provider) if get_role else default
+    if get_role is not None:
+        role = get_role(user=user, user_info=user_info, token=token, provider=provider)
+    else:
+        role = roles.role_from_user_info(provider, user_info) or default
     if role not in ASSIGNABLE_ROLES:
         # SSO may never mint owners: an IdP-controlled claim must not take over the organization.
         logger.warning("SSO provider %s: role %r is not assignable, using %r", provider.provider_id, role, default)
-        return default if default in ASSIGNABLE_ROLES else Member.MEMBER
+        return default
     return role
+
+
+def announce(change, provider):
+    if change is None:
+        return
+    if change.created:
+        signals.member_added.send(sender=Member, member=change.member)
+    else:
+        signals.member_role_changed.send(sender=Member, member=change.member, previous_role=change.previous_role,
+                                         provider=provider)

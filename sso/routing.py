@@ -3,8 +3,9 @@
 - Cost (I6): the name is validated first (:mod:`sso.hostnames`: 253 characters, labels of 1-63,
   IDNA), then matched with one indexed query, ``domain IN (its suffixes)`` over
   :class:`~sso.models.SsoProviderDomain`. At most 127 exact values, whatever the input.
-- Trust (I1): with domain verification on, only providers whose domain is verified (or default
-  providers from settings, which count as verified) take part. An unverified provider registered
+- Trust (I1): with domain verification on, only verified domains take part, each on its own
+  (issue 14 §3: a provider's verified ``corp.com`` routes, its pending ``corp.de`` does not), and
+  every domain of a default provider from settings (they count as verified). An unverified provider registered
   first for ``corp.com``, or for ``a.corp.com``, can then no longer capture the company's
   sign-ins; it stays reachable by its ``providerId`` alone, where ``DOMAIN_NOT_VERIFIED`` answers.
 - The most specific entry wins: the longest matching suffix, then the oldest provider.
@@ -36,7 +37,8 @@ def provider_for_hostname(host):
     """The provider whose most specific domain entry covers ``host`` (a validated hostname), or None."""
     entries = SsoProviderDomain.objects.filter(domain__in=hostnames.suffixes(host))
     if app_settings.domain_verification.enabled:
-        trusted = Q(provider__domain_verified=True)
+        # A row is verified, or its provider's flag says all of them are (a bulk write may set only that).
+        trusted = Q(status=SsoProviderDomain.VERIFIED) | Q(provider__domain_verified=True)
         defaults = default_provider_ids(app_settings.default_sso)
         if defaults:
             trusted |= Q(provider__provider_id__in=defaults)

@@ -7,7 +7,7 @@ endpoint returns (get-provider, providers, update-provider).
 from urllib.parse import quote
 
 from authservice import links
-from sso import saml_config
+from sso import domains, saml_config
 from sso.models import strip_secrets
 
 OIDC_PUBLIC_KEYS = ("discoveryEndpoint", "pkce", "authorizationEndpoint", "tokenEndpoint", "userInfoEndpoint",
@@ -37,10 +37,18 @@ def registered(ctx, provider, token=None, verification_enabled=False):
         "samlConfig": strip_secrets(provider.saml_config),
         "redirectURI": redirect_uri(ctx, provider.provider_id),
     }
+    if provider.organization_provisioning:
+        data["organizationProvisioning"] = provider.organization_provisioning
     if verification_enabled:
         data["domainVerified"] = bool(provider.domain_verified)
         data["domainVerificationToken"] = token
+        data["domains"] = domain_states(provider)
     return data
+
+
+def domain_states(provider):
+    """Each domain with its own state, token and TXT record name (issue 14 §3)."""
+    return [domains.describe(provider, row) for row in domains.rows(provider)]
 
 
 def _picked(config, keys):
@@ -70,7 +78,10 @@ def sanitized(ctx, provider):
         "domain": provider.domain,
         "organizationId": provider.organization_id or None,
         "domainVerified": bool(provider.domain_verified),
+        "domains": domain_states(provider),
     }
+    if provider.organization_provisioning:
+        data["organizationProvisioning"] = provider.organization_provisioning
     if provider.oidc_config:
         data["oidcConfig"] = _oidc(provider.oidc_config)
     if provider.saml_config:

@@ -78,7 +78,15 @@ COMPONENTS = {
     ),
     "SsoProvider": obj(("providerId",), providerId=STRING, issuer=STRING, domain=STRING,
                        organizationId={"type": ["string", "null"]}, domainVerified=BOOLEAN,
-                       oidcConfig={"type": ["object", "null"]}, samlConfig={"type": ["object", "null"]}),
+                       oidcConfig={"type": ["object", "null"]}, samlConfig={"type": ["object", "null"]},
+                       domains={"type": "array", "items": ref("SsoProviderDomain")},
+                       organizationProvisioning={"type": ["object", "null"]}),
+    # One domain of a provider and its verification state (issue 14 §3, docs/sso-domains.md).
+    "SsoProviderDomain": obj(("domain", "status", "txtRecord"), domain=STRING,
+                             status={"enum": ["pending", "verified", "failed"]}, txtRecord=STRING,
+                             domainVerificationToken={"type": ["string", "null"]},
+                             verifiedAt={"type": ["string", "null"]}, checkedAt={"type": ["string", "null"]},
+                             recordMissingSince={"type": ["string", "null"]}),
     "Organization": obj(("id", "name", "slug"), id=STRING, name=STRING, slug=STRING,
                         logo={"type": ["string", "null"]}, createdAt=DATE),
     "Passkey": obj(
@@ -179,7 +187,8 @@ SUCCESS = {
     "PasskeyList": Success({"type": "array", "items": ref("Passkey")}),
     "PasskeyUpdated": Success(obj(("passkey",), passkey=ref("Passkey"))),
     # The SSO plugin and its organization subset (sso.md); kept loose where the plugin may add keys.
-    "DomainVerificationToken": Success(obj(("domainVerificationToken",), domainVerificationToken=STRING),
+    "DomainVerificationToken": Success(obj(("domainVerificationToken",), domainVerificationToken=STRING,
+                                           domains={"type": "array", "items": ref("SsoProviderDomain")}),
                                        status="201"),
     "SsoProvider": Success(ref("SsoProvider")),
     "SsoProviderRegistered": Success(ref("SsoProvider")),

@@ -13,8 +13,10 @@ place each, the rules that must hold on every path (security.md I1):
 - ``is_active``: an inactive user gets no session, whichever protocol vouched for them;
 - the second factor: a user with 2FA gets a pending two-factor sign-in instead of a session, as from
   /sign-in/email, unless the authority owns the second factor itself (SSO: ``second_factor_applies``);
+- what the session must see at once: ``Authority.grant`` runs in the same transaction as the
+  session row (SSO's organization membership and role, so the first request sees them);
 - the provisioning hook: ``Authority.provision`` runs once the session row exists (SSO's
-  provisionUser and organization membership plug in there); its failure removes the session.
+  provisionUser plugs in there); its failure removes the session.
 
 Every refusal is a :class:`SignInRefused`; every browser flow's failure is a :class:`SignInFailure`,
 rendered by :func:`failure_location` only (one URL builder, one place that forgets session cookies).
@@ -114,6 +116,11 @@ class Authority:
     def lock(self):
         """First step inside the transaction; may re-read and lock what the rules depend on."""
 
+    def grant(self, user, identity, is_new_user):
+        """Inside the sign-in's transaction, right after the session row: write what the session must
+        see on its first request (SSO: organization membership and role). Raising rolls back the
+        whole sign-in, session included."""
+
     def provision(self, signed_in, identity):
         """The provisioning hook, after the session row exists; raising removes the session."""
 
@@ -161,6 +168,7 @@ def sign_in(ctx, authority, identity, *, remember=True):
                                                       method=authority.sign_in_method)
             except IntegrityError:
                 raise SignInRefused(E.UNABLE_TO_CREATE_SESSION) from None
+            authority.grant(user, identity, is_new)
     # Sent after the block, so a receiver that raises cannot roll the rows back.
     if is_new:
         signals.user_created.send(sender=type(user), user=user, provider=authority.provider_id)

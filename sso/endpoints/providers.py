@@ -10,6 +10,7 @@ from sso.endpoints.domains import DomainList
 from sso.inputs import (
     Choice,
     Object,
+    OrganizationProvisioning,
     SamlIdpMetadataInput,
     SamlSpMetadataInput,
     StringOrList,
@@ -104,6 +105,8 @@ class RegisterInput(inputs.Input):
     overrideUserInfo = inputs.Boolean(required=False)
     oidcConfig = OidcConfigInput(required=False)
     samlConfig = SamlConfigInput(required=False)
+    # Roles from the IdP's groups (issue 14 §4, docs/sso-roles.md); null or absent = none.
+    organizationProvisioning = OrganizationProvisioning(required=False)
 
 
 @endpoint("POST", "/sso/register", name="register_sso_provider", body=RegisterInput, guard="session",
@@ -137,6 +140,8 @@ class UpdateInput(inputs.Input):
     domain = DomainList(required=False)
     oidcConfig = OidcConfigUpdateInput(required=False)
     samlConfig = SamlConfigUpdateInput(required=False)
+    # null removes the mapping.
+    organizationProvisioning = OrganizationProvisioning(required=False)
 
 
 @endpoint("POST", "/sso/update-provider", name="update_sso_provider", body=UpdateInput, guard="session",

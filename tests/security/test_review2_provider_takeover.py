@@ -36,8 +36,9 @@ def test_a_case_variant_provider_id_cannot_use_the_victims_published_record(sign
     victim = sign_in("admin@corp.test")
     token = _register(victim, "acme", "corp.test")
     dns_server.txt("_auth-token-acme.corp.test", token)
-    assert victim.api_post("/sso/verify-domain", {"providerId": "acme"}).status_code == 204
 
+    # The attacker races in after the record is published, before the victim verifies (once the
+    # victim verified, DOMAIN_CLAIMED refuses any other provider before a lookup).
     attacker = sign_in("mallory@evil.test")
     attacker_token = _register(attacker, "ACME", "corp.test")
     assert attacker_token != token
@@ -45,6 +46,7 @@ def test_a_case_variant_provider_id_cannot_use_the_victims_published_record(sign
     assert response.status_code == 502, response.content
     assert error_of(response)["code"] == "DOMAIN_VERIFICATION_FAILED"
     assert SsoProvider.objects.get(provider_id="ACME").domain_verified is False
+    assert victim.api_post("/sso/verify-domain", {"providerId": "acme"}).status_code == 204
     # Routing by the victim's domain still finds the victim's provider only.
     from sso import routing
     assert routing.provider_for_hostname("corp.test").provider_id == "acme"

@@ -5,8 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from authservice.models import Verification
-from sso.models import SsoProvider
+from sso.models import SsoProvider, SsoProviderDomain
 from tests.conftest import ApiClient, error_of
 from tests.sso.bodies import skip_discovery_body
 
@@ -28,11 +27,11 @@ def test_request_returns_the_unexpired_token_unchanged_with_201(registered):
 
 
 def test_request_issues_a_new_token_once_the_old_one_expired(registered):
-    Verification.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    SsoProviderDomain.objects.update(token_expires_at=timezone.now() - timedelta(seconds=1))
     token = registered.api_post("/sso/request-domain-verification", {"providerId": "acme"}).json()[
         "domainVerificationToken"]
     assert token != registered.token_value and len(token) == 24
-    assert Verification.objects.filter(identifier="_auth-token-acme").count() == 1
+    assert SsoProviderDomain.objects.get().token == token
 
 
 def test_request_for_a_verified_domain_is_409(registered):
@@ -85,16 +84,18 @@ def test_no_record_at_all_is_502(registered, dns_server):
     assert response.status_code == 502
 
 
-def test_every_domain_of_the_list_needs_its_record(sign_in, dns_server):
+def test_every_domain_of_the_list_needs_its_own_record(sign_in, dns_server):
     client = sign_in()
-    token = client.api_post("/sso/register", skip_discovery_body(domain="acme.com, acme.org")).json()[
-        "domainVerificationToken"]
-    dns_server.txt("_auth-token-acme.acme.com", token)
+    registered = client.api_post("/sso/register", skip_discovery_body(domain="acme.com, acme.org")).json()
+    tokens = {item["domain"]: item["domainVerificationToken"] for item in registered["domains"]}
+    assert registered["domainVerificationToken"] == tokens["acme.com"]
+    dns_server.txt("_auth-token-acme.acme.com", tokens["acme.com"])
     response = client.api_post("/sso/verify-domain", {"providerId": "acme"})
     assert response.status_code == 502
     assert "acme.org" in error_of(response)["message"]
-    dns_server.txt("_auth-token-acme.acme.org", token)
+    dns_server.txt("_auth-token-acme.acme.org", tokens["acme.org"])
     assert client.api_post("/sso/verify-domain", {"providerId": "acme"}).status_code == 204
+    assert SsoProvider.objects.get().domain_verified is True
 
 
 def test_domain_is_normalised_to_a_bare_hostname(sign_in, dns_server):
@@ -139,7 +140,7 @@ def test_identifier_over_63_characters_is_400(sign_in, dns_server):
 
 def test_expired_token_is_no_pending_verification(registered, dns_server):
     dns_server.txt("_auth-token-acme.acme.com", registered.token_value)
-    Verification.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    SsoProviderDomain.objects.update(token_expires_at=timezone.now() - timedelta(seconds=1))
     response = registered.api_post("/sso/verify-domain", {"providerId": "acme"})
     assert response.status_code == 404
     assert error_of(response)["code"] == "NO_PENDING_VERIFICATION"

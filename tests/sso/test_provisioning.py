@@ -90,7 +90,7 @@ def test_provision_user_gets_mapped_info_raw_claims_and_the_token_set(api, stub,
     assert CALLS[0]["token"]["accessToken"] == "stub-access"
 
 
-def test_provision_user_runs_after_the_session_exists_and_before_membership(api, stub, configure_sso):
+def test_provision_user_runs_after_the_session_and_its_membership_exist(api, stub, configure_sso):
     seen = {}
 
     def check(**kwargs):
@@ -99,7 +99,7 @@ def test_provision_user_runs_after_the_session_exists_and_before_membership(api,
 
     configure_sso(provision_user=check)
     sign_in_via_stub(api, stub)
-    assert seen == {"sessions": 1, "members": 0}
+    assert seen == {"sessions": 1, "members": 1}
 
 
 def test_provisioning_is_also_a_signal(api, stub):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from authservice.models import Verification
-from sso.models import Member, Organization, SsoProvider
+from django.utils import timezone
+from sso.models import Member, Organization, SsoProvider, SsoProviderDomain
 from tests.conftest import ApiClient, error_of
 from tests.sso.bodies import oidc_body, skip_discovery_body
 
@@ -46,9 +46,9 @@ def test_register_with_domain_verification_returns_a_token_stored_for_seven_days
     assert body["domainVerified"] is False
     token = body["domainVerificationToken"]
     assert len(token) == 24
-    row = Verification.objects.get(identifier="_auth-token-acme")
-    assert row.value == token
-    assert 6.9 * 86400 < (row.expires_at - row.created_at).total_seconds() <= 7 * 86400 + 1
+    row = SsoProviderDomain.objects.get(provider__provider_id="acme")
+    assert row.token == token and row.status == "pending"
+    assert 6.9 * 86400 < (row.token_expires_at - timezone.now()).total_seconds() <= 7 * 86400 + 1
 
 
 def test_register_without_domain_verification_has_no_verification_fields(sign_in, idp, configure_sso):

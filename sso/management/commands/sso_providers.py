@@ -13,8 +13,12 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         rows = [("PROVIDER", "TYPE", "DOMAIN", "VERIFIED", "ORGANIZATION", "OWNER")]
         for provider in SsoProvider.objects.select_related("user").order_by("provider_id"):
+            verified = [row for row in domains.rows(provider) if domains.is_verified(provider, row)]
             if provider.domain_verified:
                 state = "yes"
+            elif verified:
+                # Several domains, each verified on its own (issue 14 §3): how many so far.
+                state = f"partly ({len(verified)}/{len(domains.rows(provider))})"
             else:
                 state = "pending" if domains.pending_token(provider) else "no"
             rows.append((provider.provider_id, provider.type, provider.domain, state,
