@@ -275,9 +275,9 @@ class Member(models.Model):
                              related_name="organization_memberships")
     # "owner", "admin", "member", or a comma list of them.
     role = models.CharField(max_length=255, default=MEMBER)
-    # The providerId of the SSO provider whose sign-ins created this membership and keep its role in
-    # step with the IdP's groups (issue 14 §4); empty for memberships made any other way, whose role
-    # SSO never touches.
+    # The id of the SSO provider row whose sign-ins created this membership and keep its role in step
+    # with the IdP's groups (issue 14 §4): the row id, never reused, not the providerId, which a provider
+    # registered later may take again. Empty for memberships made any other way: SSO never touches them.
     managed_by = models.CharField(max_length=255, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -12,7 +12,8 @@ Two steps, at two moments of the core flow (authservice/flows/external_identity.
 
 Roles follow the IdP on every sign-in (docs/sso-roles.md): where the provider maps groups to roles
 (``organizationProvisioning.roleMapping``, sso/roles.py) or ``organization_provisioning.get_role`` is
-set, a membership this provider created (``Member.managed_by``) gets the role the sign-in's groups
+set, a membership this provider row created (``Member.managed_by``: the row's id, never reused, not the
+providerId, which a later provider may take again) gets the role the sign-in's groups
 give now. A membership made another way, or one whose role includes ``owner``, is never changed, and
 no sign-in ever makes an owner.
 """
@@ -71,9 +72,9 @@ def grant(*, user, user_info, token, provider):
     if member is None:
         role = resolve_role(user=user, user_info=user_info, token=token, provider=provider)
         created = organizations.add_member(provider.organization_id, user, role,
-                                           managed_by=provider.provider_id, announce=False)
+                                           managed_by=provider.pk, announce=False)
         return MembershipChange(created, True) if created is not None else None
-    if not follows_idp(provider) or member.managed_by != provider.provider_id or Member.OWNER in member.roles():
+    if not follows_idp(provider) or member.managed_by != provider.pk or Member.OWNER in member.roles():
         return None
     role = resolve_role(user=user, user_info=user_info, token=token, provider=provider)
     if role == member.role:

@@ -105,7 +105,7 @@ def test_groups_are_read_from_a_list_or_a_single_value():
 def test_the_groups_claim_decides_the_role_of_a_new_member(api, stub, org):
     via_stub(api, stub, groups=["it-admins"])
     member = Member.objects.get(organization=org)
-    assert member.role == "admin" and member.managed_by == "stub"
+    assert member.role == "admin" and member.managed_by == SsoProvider.objects.get(provider_id="stub").pk
 
 
 def test_the_first_request_after_sign_in_sees_the_membership_and_role(api, stub, org):
@@ -236,3 +236,14 @@ def test_oidc_provider_groups_claim_decides_the_role(api, trusted_op, make_provi
     api.get(*callback_path(op_login(response.json()["url"], "ada@acme.com")))
     member = Member.objects.get(organization=org)
     assert member.user.email == "ada@acme.com" and member.role == "admin"
+
+
+def test_a_provider_registered_again_under_the_same_id_does_not_inherit_the_old_ones_memberships(
+        api, stub, org, make_provider):
+    # managed_by names the provider row, not its providerId: whoever registers "stub" after the old
+    # one is deleted (in the same organization) must not take over the roles the old one managed.
+    via_stub(api, stub, groups=["it-admins"])
+    SsoProvider.objects.get(provider_id="stub").delete()
+    make_provider("stub", stub.issuer, stub.oidc_config(), organization_id=org.pk, organization_provisioning=MAPPING)
+    via_stub(api, stub, groups=["staff"])
+    assert role(org) == "admin"
