@@ -171,6 +171,8 @@ def _check_issuers(element):
 # --- Single Logout messages ------------------------------------------------------------------------
 LOGOUT_REQUEST = f"{{{SAMLP}}}LogoutRequest"
 LOGOUT_RESPONSE = f"{{{SAMLP}}}LogoutResponse"
+NAME_ID = f"{{{SAML}}}NameID"
+SESSION_INDEX = f"{{{SAMLP}}}SessionIndex"
 # What a logout message never holds: assertions, encryption (we do not take an EncryptedID), a second
 # message, signature containers (XSW hides copies there).
 _LOGOUT_FORBIDDEN = GUARDED | {"LogoutRequest", "LogoutResponse", "EncryptedID"}
@@ -181,7 +183,8 @@ def check_logout(root, expected):
     of the one shape the SLO endpoint reads (I2, as ``check`` for a Response): nothing outside it, no
     comment or processing instruction, no duplicate ID, at most one ``ds:Signature`` and only as the
     root's direct child with one Reference, nothing named like an assertion, a message, encrypted
-    data or a signature container anywhere else, and at most one Issuer, the root's child."""
+    data or a signature container anywhere else, at most one Issuer, the root's child, and in a
+    LogoutRequest exactly one NameID and its SessionIndexes, children of the root (nowhere else)."""
     if root.tag != expected:
         raise StructureRefused(f"root is {root.tag!r}, not {expected!r}")
     for sibling in (*root.itersiblings(preceding=True), *root.itersiblings()):
@@ -210,4 +213,8 @@ def check_logout(root, expected):
             raise StructureRefused(f"{element.tag} not where a logout message allows it")
         if element.tag == ISSUER and element.getparent() is not root:
             raise StructureRefused("an Issuer outside the message's own")
+        if element.tag in (NAME_ID, SESSION_INDEX) and (expected != LOGOUT_REQUEST or element.getparent() is not root):
+            raise StructureRefused(f"{element.tag} outside the LogoutRequest's own")
     _check_issuers(root)
+    if expected == LOGOUT_REQUEST and len(root.findall(NAME_ID)) != 1:
+        raise StructureRefused(f"{len(root.findall(NAME_ID))} NameIDs in the LogoutRequest, not one")
