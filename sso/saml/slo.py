@@ -115,7 +115,8 @@ def _logout_response(ctx, provider, data, binding, raw_query):
     if message.status != slo_inbound.SUCCESS:
         logger.warning("SAML LogoutResponse for %s says %s", provider.provider_id, message.status)
         raise APIError(400, codes.LOGOUT_FAILED_AT_IDP)
-    sessions.clear_session_cookies(ctx)
+    # The session and its cookies ended when the request was sent. Nothing is cleared here: anyone may
+    # hold a valid LogoutResponse (to their own request) and make a victim's browser deliver it.
     callback = stored.get("callbackURL")
     return callback if redirects.is_safe(ctx, callback) else links.public_origin(ctx)
 

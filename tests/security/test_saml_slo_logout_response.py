@@ -130,3 +130,13 @@ def test_a_stored_callback_no_longer_trusted_gives_way_to_the_app_origin(ada, sl
     response = post_slo("acme", post_form(answer(request_id), slo_keys["idp"], tmp_path))
     assert response.status_code == 302, response.content
     assert response["Location"] == "http://127.0.0.1:8000"
+
+
+def test_delivering_a_logout_response_in_a_victims_browser_keeps_the_victims_session(
+        ada, acme, make_user, slo_keys, tmp_path):
+    attacker = saml_signed_in(make_user, acme, "mallory@acme.com", "_m")
+    request_id = sign_out(attacker)
+    response = post_slo("acme", post_form(answer(request_id), slo_keys["idp"], tmp_path), client=ada)
+    assert response.status_code == 302
+    assert "auth.session_token" not in response.cookies
+    assert alive(ada)

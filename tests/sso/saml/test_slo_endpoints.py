@@ -1,0 +1,90 @@
+"""The SLO endpoints' answers before any message is exchanged (docs/saml-slo.md): switched off, unknown
+provider, an IdP without SLO, no SP key, a session that SAML did not open, a bad callbackURL, no data.
+None of these ends a session."""
+
+import pytest
+
+from tests.conftest import PASSWORD, ApiClient, error_of
+from tests.security.saml_slo_support import (  # noqa: F401 - fixtures
+    acme,
+    alive,
+    configure_sso,
+    get_slo,
+    saml_signed_in,
+    slo_keys,
+    slo_on,
+)
+
+
+@pytest.fixture
+def ada(acme, make_user):
+    return saml_signed_in(make_user, acme, "ada@acme.com", "_session-ada")
+
+
+def logout(client, provider_id="acme", body=None):
+    return client.api_post(f"/sso/saml2/logout/{provider_id}", body if body is not None else {})
+
+
+def test_with_single_logout_off_both_endpoints_answer_400(ada, configure_sso):  # noqa: F811
+    configure_sso(saml={"enable_single_logout": False})
+    assert error_of(logout(ada)) == {"code": "SINGLE_LOGOUT_NOT_ENABLED", "message": "Single Logout is not enabled",
+                                     "status": 400}
+    assert error_of(get_slo("acme", "SAMLRequest=x"))["code"] == "SINGLE_LOGOUT_NOT_ENABLED"
+    assert alive(ada)
+
+
+def test_logout_needs_a_session(acme):
+    assert logout(ApiClient()).status_code == 401
+
+
+def test_an_unknown_provider_is_404(ada):
+    assert error_of(logout(ada, "nobody"))["code"] == "SAML_PROVIDER_NOT_FOUND"
+    assert error_of(get_slo("nobody", "SAMLRequest=x"))["code"] == "SAML_PROVIDER_NOT_FOUND"
+    assert alive(ada)
+
+
+def test_an_idp_without_a_single_logout_service_is_refused(ada, acme):
+    acme.saml_config = {**acme.saml_config, "idpMetadata": {"entityID": "https://idp.example/acme"}}
+    acme.save()
+    assert error_of(logout(ada))["code"] == "IDP_SLO_NOT_SUPPORTED"
+    assert alive(ada)
+
+
+def test_without_an_sp_signing_key_nothing_unsigned_is_sent(ada, acme):
+    acme.saml_config = {key: value for key, value in acme.saml_config.items() if key != "spMetadata"}
+    acme.save()
+    assert error_of(logout(ada))["code"] == "SAML_LOGOUT_SIGNING_KEY_MISSING"
+    assert alive(ada)
+
+
+def test_a_session_not_opened_by_this_provider_is_refused(acme, make_user):
+    make_user(email="pat@acme.com", email_verified=True)
+    client = ApiClient()
+    assert client.api_post("/sign-in/email", {"email": "pat@acme.com", "password": PASSWORD}).status_code == 200
+    assert error_of(logout(client))["code"] == "SAML_LOGOUT_SESSION_NOT_SAML"
+    assert client.api_get("/get-session").json() is not None
+
+
+def test_an_untrusted_callback_url_is_refused(ada):
+    assert error_of(logout(ada, body={"callbackURL": "https://evil.example/x"}))["code"] == "INVALID_CALLBACK_URL"
+    assert alive(ada)
+
+
+def test_logout_keeps_the_origin_check(ada):
+    response = ada.api_post("/sso/saml2/logout/acme", {}, HTTP_ORIGIN="https://evil.example")
+    assert response.status_code == 403
+    assert alive(ada)
+
+
+def test_the_slo_service_without_a_message_sends_the_browser_back_with_an_error(acme):
+    response = get_slo("acme", "")
+    assert response.status_code == 302
+    assert response["Location"] == ("http://127.0.0.1:8000/?error=invalid_request"
+                                    "&error_description=missing_logout_data")
+
+
+def test_logout_without_a_callback_returns_to_the_base_url(ada):
+    response = logout(ada)
+    assert response.status_code == 302, response.content
+    assert not alive(ada)
+    assert response.cookies["auth.session_token"].value == ""
