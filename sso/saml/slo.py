@@ -22,6 +22,7 @@ from authservice.errors import APIError, codes
 from authservice.flows import sessions
 from authservice.models import Session
 from sso import app_settings
+from sso import signals as sso_signals
 from sso.errors import codes as sso_codes  # noqa: F401 - registers the SSO codes
 from sso.models import SamlSession, SsoProvider
 from sso.saml import config, redirects, slo_config, slo_inbound, slo_outbound, store
@@ -155,6 +156,8 @@ def end_sessions(provider, name_id, session_indexes=()):
     Session.objects.filter(pk__in=[session.pk for session in ended]).delete()
     for session in ended:
         signals.session_revoked.send(sender=Session, user=session.user, session=session)
+    sso_signals.saml_logout_requested.send(sender=SsoProvider, provider=provider, name_id=name_id,
+                                           session_indexes=list(session_indexes), sessions=ended)
     logger.info("SAML Single Logout for %s ended %d session(s)", provider.provider_id, len(ended))
     return {session.token for session in ended}
 

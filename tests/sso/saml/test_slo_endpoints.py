@@ -88,3 +88,30 @@ def test_logout_without_a_callback_returns_to_the_base_url(ada):
     assert response.status_code == 302, response.content
     assert not alive(ada)
     assert response.cookies["auth.session_token"].value == ""
+
+
+def test_an_idp_logout_request_sends_saml_logout_requested_and_session_revoked(ada, acme, slo_keys, tmp_path):
+    from authservice import signals
+    from sso import signals as sso_signals
+    from tests.security.saml_slo_support import Message, idp_entity, post_form, post_slo, slo_url
+
+    seen = []
+
+    def on_logout(sender, **kwargs):
+        seen.append(("saml_logout_requested", kwargs["provider"].pk, kwargs["name_id"], kwargs["session_indexes"],
+                     [session.pk for session in kwargs["sessions"]]))
+
+    def on_revoked(sender, **kwargs):
+        seen.append(("session_revoked", kwargs["session"].pk))
+
+    sso_signals.saml_logout_requested.connect(on_logout)
+    signals.session_revoked.connect(on_revoked)
+    try:
+        message = Message(issuer=idp_entity("acme"), destination=slo_url("acme"))
+        assert post_slo("acme", post_form(message, slo_keys["idp"], tmp_path)).status_code == 200
+    finally:
+        sso_signals.saml_logout_requested.disconnect(on_logout)
+        signals.session_revoked.disconnect(on_revoked)
+    pk = ada.session_row.pk
+    assert seen == [("session_revoked", pk),
+                    ("saml_logout_requested", acme.pk, "ada@acme.com", ["_session-ada"], [pk])]
