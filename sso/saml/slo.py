@@ -55,7 +55,7 @@ def record(session, provider, name_id, session_index):
         return
     SamlSession.objects.update_or_create(
         session=session, defaults={"provider": provider, "name_id": name_id[:1024],
-                                   "session_index": (session_index or None) and session_index[:1024]})
+                                   "session_index": session_index[:1024] if session_index else None})
 
 
 # --- SP-initiated -----------------------------------------------------------------------------------

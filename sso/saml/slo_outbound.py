@@ -12,6 +12,7 @@ signing key of ``spMetadata.privateKey`` (or ``privateKey``), loaded once per pr
 """
 
 import base64
+import hashlib
 import html
 import uuid
 import zlib
@@ -20,10 +21,12 @@ from urllib.parse import quote_plus, urlsplit, urlunsplit
 from xml.sax.saxutils import escape, quoteattr
 
 import xmlsec
+from django.utils import timezone
 from lxml import etree
 
 from authservice.api import render
 from sso.saml import config, structure, xml
+from sso.saml.signature import REDIRECT_SIGNATURE_TRANSFORMS
 
 DIGESTS = {
     "http://www.w3.org/2000/09/xmldsig#sha1": xmlsec.constants.TransformSha1,
@@ -32,6 +35,8 @@ DIGESTS = {
     "http://www.w3.org/2001/04/xmlenc#sha512": xmlsec.constants.TransformSha512,
 }
 SUCCESS = "urn:oasis:names:tc:SAML:2.0:status:Success"
+# The POST page's one script; the page's CSP allows exactly this text (by its hash).
+AUTO_SUBMIT = "document.forms[0].submit();"
 
 
 @dataclass
@@ -47,8 +52,6 @@ def new_id():
 
 
 def _instant():
-    from django.utils import timezone
-
     return timezone.now().strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -80,8 +83,6 @@ def _key(settings):
 
 
 def _signature_transform(settings):
-    from sso.saml.signature import REDIRECT_SIGNATURE_TRANSFORMS
-
     transform = REDIRECT_SIGNATURE_TRANSFORMS.get(settings.signature_algorithm)
     if transform is None:
         raise config.ConfigError(f"signatureAlgorithm {settings.signature_algorithm!r} cannot sign logout messages")
@@ -141,13 +142,8 @@ def post_form(destination, param, text, relay_state=None):
         f"<script>{AUTO_SUBMIT}</script></body></html>")
 
 
-AUTO_SUBMIT = "document.forms[0].submit();"
-
-
 def form_response(page):
     """The form page as an HTTP answer: our own page, whose one script is allowed by its hash."""
-    import hashlib
-
     digest = base64.b64encode(hashlib.sha256(AUTO_SUBMIT.encode()).digest()).decode()
     response = render.html(page)
     # render.html's sandbox would block both the script and the form: this page only needs its own

@@ -71,7 +71,8 @@ class Message:
                 f" Destination={quoteattr(self.destination)}{irt}{noa}>"
                 f"<saml:Issuer>{escape(self.issuer)}</saml:Issuer>")
         if self.kind == "LogoutRequest":
-            index = f"<samlp:SessionIndex>{escape(self.session_index)}</samlp:SessionIndex>" if self.session_index else ""
+            index = (f"<samlp:SessionIndex>{escape(self.session_index)}</samlp:SessionIndex>"
+                     if self.session_index else "")
             body = f"<saml:NameID>{escape(self.name_id)}</saml:NameID>{index}"
         else:
             body = f'<samlp:Status><samlp:StatusCode Value="{self.status}"/></samlp:Status>'

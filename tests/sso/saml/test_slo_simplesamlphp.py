@@ -50,7 +50,7 @@ def _follow(browser, response, stop):
     raise AssertionError("too many redirects")
 
 
-def test_sp_initiated_logout_through_simplesamlphp_comes_back_to_the_callback(app, signed_in, simplesamlphp):  # noqa: F811
+def test_sp_initiated_logout_through_simplesamlphp_returns_to_the_callback(app, signed_in, simplesamlphp):  # noqa: F811
     record = SamlSession.objects.get(provider__provider_id="ssp-slo")
     started = signed_in.post(f"{app}/api/auth/sso/saml2/logout/ssp-slo", json={"callbackURL": "/signed-out"},
                              headers={"Origin": app}, allow_redirects=False, timeout=20)
