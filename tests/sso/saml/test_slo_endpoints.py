@@ -115,3 +115,31 @@ def test_an_idp_logout_request_sends_saml_logout_requested_and_session_revoked(a
     pk = ada.session_row.pk
     assert seen == [("session_revoked", pk),
                     ("saml_logout_requested", acme.pk, "ada@acme.com", ["_session-ada"], [pk])]
+
+
+def test_the_slo_service_runs_in_process_from_the_same_declaration(ada, slo_keys, tmp_path):
+    from urllib.parse import parse_qs
+
+    from authservice import auth
+    from tests.security.saml_slo_support import Message, idp_entity, post_form, slo_url
+
+    form = parse_qs(post_form(Message(issuer=idp_entity("acme"), destination=slo_url("acme")), slo_keys["idp"],
+                              tmp_path))
+    response = auth.api.saml_slo_post(body={"SAMLRequest": form["SAMLRequest"][0]}, params={"providerId": "acme"},
+                                      as_response=True)
+    assert response.status_code == 200
+    assert b'name="SAMLResponse"' in response.content
+    assert not alive(ada)
+
+
+def test_the_redirect_binding_runs_in_process_with_the_query_as_given(ada, slo_keys):
+    from urllib.parse import parse_qsl
+
+    from authservice import auth
+    from tests.security.saml_slo_support import Message, idp_entity, redirect_query, slo_url
+
+    query = dict(parse_qsl(redirect_query(Message(issuer=idp_entity("acme"), destination=slo_url("acme")),
+                                          slo_keys["idp"], relay_state="r")))
+    response = auth.api.saml_slo_get(query=query, params={"providerId": "acme"}, as_response=True)
+    assert response.status_code == 302, response.content
+    assert not alive(ada)
