@@ -12,7 +12,8 @@ raises :class:`Refused` with the reason the caller puts in its error message. In
    signature (HTTP-Redirect, over the parameters exactly as received). Each present one must
    verify; an unsigned message is refused when the provider wants them signed (the default);
 4. the algorithm policy of the ACS (sso.saml.algorithms) on every algorithm used;
-5. Issuer = the provider's IdP entity ID, Destination (when present) = our SLO URL, IssueInstant
+5. Issuer = the provider's IdP entity ID, Destination = our SLO URL (required when signed, as the SAML
+   bindings say), at most 32 SessionIndexes, IssueInstant
    within ``logout_request_ttl`` + ``clock_skew`` of now, NotOnOrAfter (a LogoutRequest's) not past;
 6. the message ID reserved in the replay store of the ACS (sso.saml.store): a second use is refused.
 """
@@ -37,6 +38,8 @@ KINDS = {"SAMLRequest": structure.LOGOUT_REQUEST, "SAMLResponse": structure.LOGO
 # A deflated message inflates to at most this many times max_response_size (a real LogoutRequest
 # is a few KiB; a bomb stops here, before any parse).
 INFLATE_FACTOR = 4
+# SessionIndexes one LogoutRequest may name (an IN list per request stays small, I6; IdPs send one).
+MAX_SESSION_INDEXES = 32
 
 
 class Refused(Exception):
@@ -188,8 +191,14 @@ def _check_binding(ctx, provider, settings, message):
     if expected and issuer != expected:
         raise Refused("the message's Issuer is not this provider's IdP")
     destination = message.root.get("Destination")
-    if destination and destination != slo_config.slo_url(ctx, provider):
+    if destination is None and message.signed:
+        # SAML bindings §3.4.5.2, §3.5.5.2: a signed message names where it is for. Without it, a message
+        # the IdP signed for another of its SPs (same key, same NameID) could be replayed here.
+        raise Refused("the signed message has no Destination")
+    if destination is not None and destination != slo_config.slo_url(ctx, provider):
         raise Refused("the message's Destination is not this provider's SLO URL")
+    if len(message.session_indexes) > MAX_SESSION_INDEXES:
+        raise Refused(f"the message names more than {MAX_SESSION_INDEXES} SessionIndexes")
 
 
 def _instant(value):

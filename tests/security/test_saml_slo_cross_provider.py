@@ -114,3 +114,34 @@ def test_a_browser_whose_own_session_is_named_loses_its_cookie_too(ada, slo_keys
     assert response.status_code == 200
     assert not alive(ada)
     assert response.cookies["auth.session_token"].value == ""
+
+
+def test_a_signed_message_without_destination_is_refused(ada, slo_keys, tmp_path):
+    # The IdP signs with one key for all its SPs: a LogoutRequest it sent another SP, naming no
+    # Destination, must not end sessions here.
+    message = Message(issuer=idp_entity("acme"), destination=slo_url("acme"))
+    xml = message.xml().replace(f' Destination="{slo_url("acme")}"', "")
+    from tests.security.saml_slo_support import sign_xml
+
+    signed = sign_xml(xml, slo_keys["idp"], message.message_id, tmp_path)
+    import base64
+    from urllib.parse import urlencode
+
+    code, text = refusal(post_slo("acme", urlencode({"SAMLRequest": base64.b64encode(signed.encode()).decode()})))
+    assert text.endswith("the signed message has no Destination")
+    assert alive(ada)
+
+
+def test_the_attackers_idp_cannot_send_thousands_of_session_indexes(evil, make_user, slo_keys, tmp_path):
+    many = "".join(f"<samlp:SessionIndex>_{n}</samlp:SessionIndex>" for n in range(500))
+    message = Message(issuer=idp_entity("evil"), destination=slo_url("evil"), name_id="m@evil.test",
+                      session_index="_first", extra="")
+    xml = message.xml().replace("</samlp:SessionIndex>", "</samlp:SessionIndex>" + many, 1)
+    from tests.security.saml_slo_support import sign_xml
+
+    signed = sign_xml(xml, slo_keys["other"], message.message_id, tmp_path)
+    import base64
+    from urllib.parse import urlencode
+
+    code, text = refusal(post_slo("evil", urlencode({"SAMLRequest": base64.b64encode(signed.encode()).decode()})))
+    assert text.endswith("the message names more than 32 SessionIndexes")
