@@ -17,7 +17,7 @@ refused is in the message.
 
 import logging
 
-from authservice import links, origins
+from authservice import links, origins, signals
 from authservice.errors import APIError, codes
 from authservice.flows import sessions
 from authservice.models import Session
@@ -147,8 +147,6 @@ def _logout_request(ctx, provider, data, binding, raw_query):
 def end_sessions(provider, name_id, session_indexes=()):
     """Delete the sessions ``provider``'s IdP opened for ``name_id`` (only those of one of
     ``session_indexes`` when given); returns their tokens. Each sends ``session_revoked``."""
-    from authservice import signals
-
     query = SamlSession.objects.filter(provider=provider, name_id=name_id)
     if session_indexes:
         query = query.filter(session_index__in=list(session_indexes))
