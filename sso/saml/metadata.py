@@ -20,9 +20,10 @@ from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
 
 from authservice import origins
 from authservice.errors import APIError
+from sso import app_settings
 from sso.errors import NO_PROVIDER_FOR_ID_MESSAGE, codes
 from sso.models import SsoProvider
-from sso.saml import config, xml
+from sso.saml import config, slo_config, xml
 from sso.saml_config import _pem_blocks
 
 
@@ -199,9 +200,6 @@ def sp_metadata(ctx, settings):
 
 def _single_logout_services(ctx, settings):
     """With Single Logout on, our SLO service in both bindings (docs/saml-slo.md), else nothing."""
-    from sso import app_settings
-    from sso.saml import slo_config
-
     if not app_settings.saml.enable_single_logout:
         return ""
     location = quoteattr(slo_config.slo_url(ctx, settings.provider))
