@@ -44,6 +44,7 @@ def setup_django(workdir):
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
     os.environ["AUTH_RATE_LIMIT"] = "false"
     os.environ["DEBUG"] = "false"
+    os.environ["AUTH_SSO_SAML_ENABLE_SINGLE_LOGOUT"] = "true"  # the SLO rows reach the logout checks
     import django
 
     django.setup()
@@ -89,7 +90,10 @@ def seed():
     SsoProvider.objects.create(
         provider_id="bench-saml", issuer=sp, domain="saml.example", user=owner, domain_verified=True,
         saml_config={"issuer": sp, "entryPoint": "https://idp.saml.example/sso", "cert": certificate_pem(),
-                     "idpMetadata": {"entityID": "https://idp.saml.example"}, "wantAssertionsSigned": True})
+                     "idpMetadata": {"entityID": "https://idp.saml.example", "singleLogoutService": [
+                         {"Binding": "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect",
+                          "Location": "https://idp.saml.example/slo"}]},
+                     "wantAssertionsSigned": True})
 
 
 # --- the inputs -------------------------------------------------------------------------------------
@@ -111,6 +115,28 @@ def _sign_in(**fields):
 def _acs(xml_text=None, raw=None):
     value = raw if raw is not None else base64.b64encode(xml_text.encode()).decode()
     return urlencode({"SAMLResponse": value}).encode(), "application/x-www-form-urlencoded"
+
+
+SLO = "/api/auth/sso/saml2/sp/slo/bench-saml"
+
+
+def _slo(xml_text=None, raw=None):
+    value = raw if raw is not None else base64.b64encode(xml_text.encode()).decode()
+    return urlencode({"SAMLRequest": value}).encode(), "application/x-www-form-urlencoded"
+
+
+def _as_logout_request(response_xml):
+    """The same hostile content as a LogoutRequest (the SLO service's root element)."""
+    return response_xml.replace("samlp:Response", "samlp:LogoutRequest")
+
+
+def _deflate_bomb(size):
+    """A GET whose SAMLRequest inflates to about 1,000 times its size (HTTP-Redirect binding)."""
+    import zlib
+
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    deflated = compressor.compress(b"<" + b"A" * (size * 1000)) + compressor.flush()
+    return f"{SLO}?{urlencode({'SAMLRequest': base64.b64encode(deflated).decode()})}", b"", "GET"
 
 
 def _deep_json(size):
@@ -218,6 +244,12 @@ def inputs(size=63 * KIB):
          *_acs(_c14n_heavy(2000, 2000, "http://www.w3.org/2001/10/xml-exc-c14n#"))),
         ("SAML ACS: 300 chained c14n transforms over 4,000 elements", ACS,
          *_acs(_c14n_heavy(0, 4000, "http://www.w3.org/2001/10/xml-exc-c14n#", chain=300))),
+        ("SAML SLO: 63 KiB of base64 garbage", SLO, *_slo(raw="QUJD" * (size // 4 - 8))),
+        ("SAML SLO: 63 KiB, XML nested 3,500 deep", SLO, *_slo(_as_logout_request(_nested_xml(size)))),
+        ("SAML SLO: exclusive c14n, 2,000 namespaces x 2,000 elements", SLO,
+         *_slo(_as_logout_request(_c14n_heavy(2000, 2000, "http://www.w3.org/2001/10/xml-exc-c14n#")))),
+        ("SAML SLO: entity expansion (10^9 'ha')", SLO, *_slo(_as_logout_request(_entity_expansion()))),
+        ("SAML SLO (GET): deflate bomb, 63 KiB inflating to 63 MiB", *_deflate_bomb(size)),
     ]
 
 
@@ -253,14 +285,24 @@ def _reset_hwm():
 
 
 def measure(path, body, content_type, repeat):
-    """One fresh client (no cookies) per request: an outsider's request, as the attacker sends it."""
+    """One fresh client (no cookies) per request: an outsider's request, as the attacker sends it.
+    ``content_type`` "GET" sends a GET of ``path`` (its query holds the input)."""
     from django.test import Client
 
     extra = {"HTTP_ORIGIN": "https://idp.saml.example"} if "saml2" in path else {}
+    if content_type == "GET":
+        def send():
+            return Client().get(path, **extra)
+
+        return _measured(send, len(path), repeat)
 
     def send():
         return Client().generic("POST", path, body, content_type=content_type, **extra)
 
+    return _measured(send, len(body), repeat)
+
+
+def _measured(send, size, repeat):
     response = send()  # warm-up
     cpu = []
     for _ in range(repeat):
@@ -277,7 +319,7 @@ def measure(path, body, content_type, repeat):
     send()
     python_mb = tracemalloc.get_traced_memory()[1] / (KIB * KIB)
     tracemalloc.stop()
-    return {"status": _status(response), "bytes": len(body), "cpu_ms": statistics.median(cpu),
+    return {"status": _status(response), "bytes": size, "cpu_ms": statistics.median(cpu),
             "cpu_ms_max": max(cpu), "python_mb": python_mb, "rss_mb": rss_mb}
 
 

@@ -175,7 +175,11 @@ AUTHSERVICE_SSO = {
     "providers_limit": 10,
     "organization": {"enabled": True},
     "organization_provisioning": {"default_role": "member"},
-    "saml": {"allow_idp_initiated": env.bool("AUTH_SSO_SAML_ALLOW_IDP_INITIATED", default=False)},
+    "saml": {
+        "allow_idp_initiated": env.bool("AUTH_SSO_SAML_ALLOW_IDP_INITIATED", default=False),
+        # SAML Single Logout (docs/saml-slo.md): the SLO endpoints and SingleLogoutService in SP metadata.
+        "enable_single_logout": env.bool("AUTH_SSO_SAML_ENABLE_SINGLE_LOGOUT", default=False),
+    },
 }
 
 # --- Static files: WhiteNoise ------------------------------------------------------------------------

@@ -104,6 +104,16 @@ DEFAULTS = {
         "max_metadata_size": 100 * 1024,
         # Global post-login fallback for IdP-initiated responses.
         "idp_initiated_callback_url": None,
+        # SAML Single Logout (docs/saml-slo.md): the two SLO endpoints and SingleLogoutService in SP
+        # metadata (better-auth: saml.enableSingleLogout). Off: both endpoints answer 400.
+        "enable_single_logout": False,
+        # Milliseconds our LogoutRequest waits for the IdP's LogoutResponse (better-auth: logoutRequestTTL).
+        "logout_request_ttl": 300_000,
+        # Refuse an unsigned LogoutRequest / LogoutResponse from the IdP (better-auth:
+        # wantLogoutRequestSigned / wantLogoutResponseSigned). A provider's samlConfig keys of the same
+        # name override these per provider.
+        "want_logout_request_signed": True,
+        "want_logout_response_signed": True,
     },
     # Seconds for discovery and every server-side IdP fetch (sso.md §4).
     "discovery_timeout": 10,

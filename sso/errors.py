@@ -94,6 +94,17 @@ for _code, _message in {
     ),
     "SAML_URL_INVALID": "SAML locations and callback URLs must be http or https URLs",
     "SSO_SIGN_IN_URL_INVALID": "The provider's sign-in URL is not an http or https URL",
+    # SAML Single Logout (issue 14 §2; better-auth's SAML_ERROR_CODES, docs/saml-slo.md). The reason a
+    # logout message is refused is in the message: "Invalid LogoutRequest: <reason>".
+    "SINGLE_LOGOUT_NOT_ENABLED": "Single Logout is not enabled",
+    "INVALID_LOGOUT_RESPONSE": "Invalid LogoutResponse",
+    "INVALID_LOGOUT_REQUEST": "Invalid LogoutRequest",
+    "LOGOUT_FAILED_AT_IDP": "Logout failed at IdP",
+    "IDP_SLO_NOT_SUPPORTED": "IdP does not support Single Logout Service",
+    "SAML_LOGOUT_SIGNING_KEY_MISSING": (
+        "Single Logout needs an SP signing key (spMetadata.privateKey) to sign the LogoutRequest"
+    ),
+    "SAML_LOGOUT_SESSION_NOT_SAML": "This session was not opened by a SAML sign-in with this provider",
 }.items():
     define(_code, _message)
 

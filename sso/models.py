@@ -325,3 +325,26 @@ class SamlUsedAssertion(models.Model):
 
     def __str__(self):
         return self.identifier
+
+
+class SamlSession(models.Model):
+    """What SAML Single Logout needs of a session an ACS opened (docs/saml-slo.md): which provider,
+    the NameID and the SessionIndex of the Assertion. A one-to-one side table, as
+    :class:`SessionOrganization`, because the session model belongs to the core app.
+
+    An IdP's LogoutRequest names (NameID, SessionIndex) for its provider; the sessions it ends are
+    found through ``(provider, name_id)`` only, so one provider's IdP never reaches another's users.
+    """
+
+    session = models.OneToOneField(Session, on_delete=models.CASCADE, primary_key=True, related_name="sso_saml")
+    provider = models.ForeignKey(SsoProvider, on_delete=models.CASCADE, related_name="+")
+    name_id = models.CharField(max_length=1024)
+    session_index = models.CharField(max_length=1024, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "SAML session"
+        indexes = [models.Index(fields=("provider", "name_id"), name="sso_saml_session_name_id")]
+
+    def __str__(self):
+        return f"{self.session_id} <- {self.name_id}"

@@ -26,3 +26,6 @@ member_role_changed = Signal()
 # user, user_info, token, provider, is_new_user: every successful SSO sign-in, after the session row
 # and the organization membership exist (sso.md §8 step 3; issue 14 §4 moved membership first).
 user_provisioned = Signal()
+# provider, name_id, session_indexes (list, empty = all), sessions (the Session rows, already deleted):
+# the provider's IdP sent a verified LogoutRequest (SAML Single Logout, docs/saml-slo.md).
+saml_logout_requested = Signal()

@@ -13,7 +13,8 @@ from sso.models import strip_secrets
 OIDC_PUBLIC_KEYS = ("discoveryEndpoint", "pkce", "authorizationEndpoint", "tokenEndpoint", "userInfoEndpoint",
                     "jwksEndpoint", "scopes", "tokenEndpointAuthentication")
 SAML_PUBLIC_KEYS = ("entryPoint", "callbackUrl", "idpInitiatedCallbackUrl", "audience", "wantAssertionsSigned",
-                    "authnRequestsSigned", "identifierFormat", "signatureAlgorithm", "digestAlgorithm")
+                    "authnRequestsSigned", "identifierFormat", "signatureAlgorithm", "digestAlgorithm",
+                    "wantLogoutRequestSigned", "wantLogoutResponseSigned")
 
 
 def redirect_uri(ctx, provider_id):

@@ -28,6 +28,8 @@ class LiveServer(GunicornServer):
             "DATABASE_URL": database_url(workdir),
             "AUTH_BASE_URL": self.origin,
             "AUTH_RATE_LIMIT": "false",
+            # The SAML Single Logout endpoints do their work, rather than answer "not enabled".
+            "AUTH_SSO_SAML_ENABLE_SINGLE_LOGOUT": "true",
             "DEBUG": "false",
             "EMAIL_URL": "dummymail://",
             "PYTHONUNBUFFERED": "1",

@@ -492,6 +492,94 @@ def test_an_sso_provider_id_over_255_characters_is_a_validation_error(live, acco
     assert response.error()["code"] == "VALIDATION_ERROR"
 
 
+# --- SAML Single Logout: hostile logout messages at a real provider's SLO service -------------------
+@pytest.fixture(scope="module")
+def slo_provider(live, account, tmp_path_factory):
+    """A SAML provider ``fuzz-slo`` on the live server whose IdP offers SLO (its key made by openssl)."""
+    import subprocess
+
+    directory = tmp_path_factory.mktemp("fuzz-slo")
+    key, cert = directory / "idp.key", directory / "idp.crt"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2",
+                    "-subj", "/CN=fuzz-idp.test", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    services = [{"Binding": f"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-{binding}",
+                 "Location": "https://idp.example.com/slo"} for binding in ("Redirect", "POST")]
+    data = {"providerId": "fuzz-slo", "issuer": "https://sp.example.com/fuzz-slo", "domain": "fuzz-slo.example.com",
+            "samlConfig": {"entryPoint": "https://idp.example.com/sso", "cert": cert.read_text(),
+                           "idpMetadata": {"entityID": "https://idp.example.com", "singleLogoutService": services}}}
+    response = post_json(live, "/sso/register", json.dumps(data), Cookie=account.cookie())
+    assert response.status == 200, response.body
+    return "fuzz-slo"
+
+
+def _deflated(data):
+    import base64
+    import zlib
+
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return base64.b64encode(compressor.compress(data) + compressor.flush()).decode()
+
+
+def _b64(data):
+    import base64
+
+    return base64.b64encode(data).decode()
+
+
+LAUGHS = (b'<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;">]>'
+          b'<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol">&b;</samlp:LogoutRequest>')
+SLO_QUERIES = [
+    "SAMLRequest=%25%25%25not-base64",
+    "SAMLRequest=" + _b64(b"not deflate at all"),
+    "SAMLRequest=" + _deflated(b"<unterminated"),
+    "SAMLRequest=" + _deflated(LAUGHS).replace("+", "%2B"),
+    "SAMLResponse=" + _deflated(b"<samlp:LogoutResponse xmlns:samlp='urn:oasis:names:tc:SAML:2.0:protocol'/>"),
+    "SAMLRequest=" + _deflated(b"<a/>") + "&SigAlg=http%3A%2F%2Fwww.w3.org%2F2001%2F04%2Fxmldsig-more%23rsa-sha256"
+    "&Signature=%25%25",
+    "SAMLRequest=" + _deflated(b"<a/>") + "&SigAlg=x&SigAlg=y&Signature=AAAA",
+    # Inflates past 4 x max_response_size (a bomb), yet fits gunicorn's 4094-byte request line.
+    "SAMLRequest=" + _deflated(b"<" + b"A" * 1_500_000).replace("+", "%2B").replace("/", "%2F"),
+    "RelayState=" + "r" * 3000,
+]
+
+
+@pytest.mark.parametrize("query", SLO_QUERIES, ids=range(len(SLO_QUERIES)))
+def test_hostile_redirect_logout_messages_are_clean_400s(live, slo_provider, query):
+    response = request(live, "GET", f"/sso/saml2/sp/slo/{slo_provider}?{query}", origin=False)
+    if response.status == 302:  # nothing to log out: back to the app with the error
+        assert "error=invalid_request" in response.headers["location"]
+        return
+    assert response.status == 400, response.body
+    assert response.error()["code"] in ("INVALID_LOGOUT_REQUEST", "INVALID_LOGOUT_RESPONSE", "VALIDATION_ERROR")
+
+
+SLO_FORMS = [
+    {"SAMLRequest": _b64(LAUGHS)},
+    {"SAMLRequest": _b64(b"<samlp:LogoutRequest xmlns:samlp='urn:oasis:names:tc:SAML:2.0:protocol' ID='x'/>")},
+    {"SAMLResponse": "A" * 300_000},
+    {"SAMLRequest": _b64(b"<a>" * 10_000)},
+    {"SAMLRequest": _b64(b"<?xml version='1.0'?><?xml-stylesheet href='x'?><a/>"), "SAMLResponse": "%%"},
+]
+
+
+@pytest.mark.parametrize("form", SLO_FORMS, ids=range(len(SLO_FORMS)))
+def test_hostile_post_logout_messages_are_clean_400s(live, slo_provider, form):
+    from urllib.parse import urlencode
+
+    body = urlencode(form).encode()
+    response = request(live, "POST", f"/sso/saml2/sp/slo/{slo_provider}", body,
+                       {"Content-Type": "application/x-www-form-urlencoded"}, origin=False)
+    assert response.status == 400, response.body
+    assert response.error()["code"] in ("INVALID_LOGOUT_REQUEST", "INVALID_LOGOUT_RESPONSE")
+
+
+def test_sp_initiated_logout_without_a_saml_session_is_a_clean_400(live, account, slo_provider):
+    response = post_json(live, f"/sso/saml2/logout/{slo_provider}", "{}", Cookie=account.cookie())
+    assert response.status == 400, response.body
+    assert response.error()["code"] in ("SAML_LOGOUT_SIGNING_KEY_MISSING", "SAML_LOGOUT_SESSION_NOT_SAML")
+
+
 def test_the_server_logged_no_internal_error_outside_the_known_cases(live):
     """Runs last in this module: a 500 above leaves a traceback in the server log."""
     pending = ("/organization/create", "/organization/list-members", "/sso/register")

@@ -78,6 +78,9 @@ class SamlConfigInput(Object):
     spMetadata = SamlSpMetadataInput(required=False)
     wantAssertionsSigned = inputs.Boolean(required=False)
     authnRequestsSigned = inputs.Boolean(required=False)
+    # Single Logout (docs/saml-slo.md): refuse the IdP's unsigned logout messages (default true).
+    wantLogoutRequestSigned = inputs.Boolean(required=False)
+    wantLogoutResponseSigned = inputs.Boolean(required=False)
     signatureAlgorithm = inputs.String(required=False)
     digestAlgorithm = inputs.String(required=False)
     identifierFormat = inputs.String(required=False)

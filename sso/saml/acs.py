@@ -30,7 +30,7 @@ from authservice.flows.external_identity import SignInFailure, SignInRefused, fa
 from sso import app_settings, signin, state
 from sso.errors import codes
 from sso.models import SsoProvider
-from sso.saml import algorithms, config, mapping, redirects, sign_in, store, structure, xml
+from sso.saml import algorithms, config, mapping, redirects, sign_in, slo, store, structure, xml
 from sso.saml.sign_in import RELAY_STATE_COOKIE
 from sso.saml.verified import VerificationRefused
 from sso.saml.verified import verify_response as verified_response
@@ -131,11 +131,13 @@ def _consume(ctx, provider, saml_response, pending, relay_error):
     except mapping.MappingError as error:
         raise SignInFailure("saml_error", str(error)) from None
     try:
-        signin.complete(ctx, flow, identity)
+        signed_in = signin.complete(ctx, flow, identity)
     except SignInRefused as refused:  # sso.md §6.3: to the success URL, better-auth's phrase with "_"
         raise SignInFailure(refused.code, to_success=True) from None
     except APIError as error:
         raise SignInFailure.from_api_error(error) from None
+    # What Single Logout needs later, read from the verified Assertion (I2).
+    slo.record(signed_in.session, provider, verified.name_id, verified.session_index)
     return redirects.success_url(ctx, provider, pending)
 
 

@@ -16,13 +16,14 @@ attribute outside the SAML family of namespaces, or a processing instruction, is
 import re
 from xml.sax.saxutils import escape, quoteattr
 
-from saml2 import BINDING_HTTP_POST
+from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
 
 from authservice import origins
 from authservice.errors import APIError
+from sso import app_settings
 from sso.errors import NO_PROVIDER_FOR_ID_MESSAGE, codes
 from sso.models import SsoProvider
-from sso.saml import config, xml
+from sso.saml import config, slo_config, xml
 from sso.saml_config import _pem_blocks
 
 
@@ -190,10 +191,20 @@ def sp_metadata(ctx, settings):
         f'<md:SPSSODescriptor AuthnRequestsSigned="{_bool(settings.authn_requests_signed)}" '
         f'WantAssertionsSigned="{_bool(settings.want_assertions_signed)}" '
         f'protocolSupportEnumeration="{xml.SAMLP}">{keys}'
+        f"{_single_logout_services(ctx, settings)}"
         f"<md:NameIDFormat>{_escape(settings.name_id_format)}</md:NameIDFormat>"
         f'<md:AssertionConsumerService index="0" Binding="{BINDING_HTTP_POST}" '
         f"Location={quoteattr(settings.acs_url(ctx))}/>"
         "</md:SPSSODescriptor></md:EntityDescriptor>")
+
+
+def _single_logout_services(ctx, settings):
+    """With Single Logout on, our SLO service in both bindings (docs/saml-slo.md), else nothing."""
+    if not app_settings.saml.enable_single_logout:
+        return ""
+    location = quoteattr(slo_config.slo_url(ctx, settings.provider))
+    return "".join(f'<md:SingleLogoutService Binding="{binding}" Location={location}/>'
+                   for binding in (BINDING_HTTP_REDIRECT, BINDING_HTTP_POST))
 
 
 def _escape(text):

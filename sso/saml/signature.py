@@ -179,6 +179,38 @@ def verify_element(element, cert_pems, document=None):
     raise last_error or Refused("no certificate configured")
 
 
+# HTTP-Redirect binding (SAML bindings §3.4.4.1): SigAlg URI -> the libxmlsec1 transform that checks it.
+_XMLDSIG_MORE = "http://www.w3.org/2001/04/xmldsig-more#"
+REDIRECT_SIGNATURE_TRANSFORMS = {
+    "http://www.w3.org/2000/09/xmldsig#rsa-sha1": xmlsec.constants.TransformRsaSha1,
+    _XMLDSIG_MORE + "rsa-sha256": xmlsec.constants.TransformRsaSha256,
+    _XMLDSIG_MORE + "rsa-sha384": xmlsec.constants.TransformRsaSha384,
+    _XMLDSIG_MORE + "rsa-sha512": xmlsec.constants.TransformRsaSha512,
+}
+
+
+def verify_redirect(octets, sig_alg, signature_value, cert_pems):
+    """The PEM of the configured certificate whose key made ``signature_value`` over ``octets`` (the
+    query parts as received, ``SAMLRequest=..&RelayState=..&SigAlg=..``); raises Refused or
+    xmlsec.Error. The same library and the same configured-certificate rule as ``verify_element``:
+    only a configured certificate is a key, whatever the message says. Which algorithms are
+    acceptable is the algorithm policy's call (sso.saml.algorithms), applied by the caller."""
+    transform = REDIRECT_SIGNATURE_TRANSFORMS.get(sig_alg)
+    if transform is None:
+        raise Refused(f"SigAlg {sig_alg!r} is not a signature algorithm this verifier checks")
+    last_error = None
+    for cert_pem in cert_pems:
+        context = xmlsec.SignatureContext()
+        context.key = _certificate_key(cert_pem)
+        try:
+            context.verify_binary(octets, transform, signature_value)
+        except xmlsec.Error as error:
+            last_error = error
+            continue
+        return cert_pem
+    raise last_error or Refused("no certificate configured")
+
+
 def _located(root, node_name, node_id):
     """The Response (the root) or its one Assertion, when it is ``node_name`` and carries ``node_id``."""
     element = root if node_name == RESPONSE_NODE else structure.the_assertion(root)

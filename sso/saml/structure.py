@@ -166,3 +166,55 @@ def _check_guarded(root, assertion, signed_parents, element, encryption):
 def _check_issuers(element):
     if len(element.findall(ISSUER)) > 1:
         raise StructureRefused(f"several Issuers on {local_name(element.tag)}")
+
+
+# --- Single Logout messages ------------------------------------------------------------------------
+LOGOUT_REQUEST = f"{{{SAMLP}}}LogoutRequest"
+LOGOUT_RESPONSE = f"{{{SAMLP}}}LogoutResponse"
+NAME_ID = f"{{{SAML}}}NameID"
+SESSION_INDEX = f"{{{SAMLP}}}SessionIndex"
+# What a logout message never holds: assertions, encryption (we do not take an EncryptedID), a second
+# message, signature containers (XSW hides copies there).
+_LOGOUT_FORBIDDEN = GUARDED | {"LogoutRequest", "LogoutResponse", "EncryptedID"}
+
+
+def check_logout(root, expected):
+    """Raise StructureRefused unless ``root`` is one ``expected`` (LOGOUT_REQUEST or LOGOUT_RESPONSE)
+    of the one shape the SLO endpoint reads (I2, as ``check`` for a Response): nothing outside it, no
+    comment or processing instruction, no duplicate ID, at most one ``ds:Signature`` and only as the
+    root's direct child with one Reference, nothing named like an assertion, a message, encrypted
+    data or a signature container anywhere else, at most one Issuer, the root's child, and in a
+    LogoutRequest exactly one NameID and its SessionIndexes, children of the root (nowhere else)."""
+    if root.tag != expected:
+        raise StructureRefused(f"root is {root.tag!r}, not {expected!r}")
+    for sibling in (*root.itersiblings(preceding=True), *root.itersiblings()):
+        raise StructureRefused(f"{type(sibling).__name__} outside the message")
+    signatures = root.findall(SIGNATURE)
+    if len(signatures) > 1:
+        raise StructureRefused(f"{len(signatures)} signatures on the message")
+    allowed = {root}
+    if signatures:
+        allowed.add(signatures[0])
+        references = signatures[0].findall(f"{SIGNED_INFO}/{REFERENCE}")
+        allowed.update(references if len(references) == 1 else ())
+    seen_ids = set()
+    for element in root.iter():
+        if not isinstance(element.tag, str):
+            raise StructureRefused("comment or processing instruction inside the message")
+        if element.tag.startswith(XENC_NAMESPACES):
+            raise StructureRefused(f"{element.tag} in a logout message")
+        for name in ID_ATTRIBUTES:
+            value = element.get(name)
+            if value is not None:
+                if value in seen_ids:
+                    raise StructureRefused(f"duplicate ID {value!r}")
+                seen_ids.add(value)
+        if local_name(element.tag) in _LOGOUT_FORBIDDEN and element not in allowed:
+            raise StructureRefused(f"{element.tag} not where a logout message allows it")
+        if element.tag == ISSUER and element.getparent() is not root:
+            raise StructureRefused("an Issuer outside the message's own")
+        if element.tag in (NAME_ID, SESSION_INDEX) and (expected != LOGOUT_REQUEST or element.getparent() is not root):
+            raise StructureRefused(f"{element.tag} outside the LogoutRequest's own")
+    _check_issuers(root)
+    if expected == LOGOUT_REQUEST and len(root.findall(NAME_ID)) != 1:
+        raise StructureRefused(f"{len(root.findall(NAME_ID))} NameIDs in the LogoutRequest, not one")

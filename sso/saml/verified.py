@@ -62,6 +62,12 @@ class Verified:
         return (name_id.text or "").strip() if name_id is not None else ""
 
     @property
+    def session_index(self):
+        """The SessionIndex of the Assertion's AuthnStatement (what a LogoutRequest names), or None."""
+        statement = self.assertion.find(f"{{{structure.SAML}}}AuthnStatement")
+        return statement.get("SessionIndex") if statement is not None else None
+
+    @property
     def issuer(self):
         issuer = self.assertion.find(structure.ISSUER)
         return (issuer.text or "").strip() if issuer is not None else ""

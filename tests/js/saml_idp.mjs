@@ -9,6 +9,12 @@
 //   GET  /sso/<name>?SAMLRequest=..&RelayState=..[&SigAlg&Signature]   SP-initiated login;
 //                           header X-Login: JSON {email, nameId, attributes, ...overrides}
 //   POST /idp-initiated/<name>  JSON {user, relayState}    IdP-initiated (unsolicited) login
+//   GET|POST /slo/<name>   the IdP's SingleLogoutService (Redirect: query; POST: form). A LogoutRequest
+//                           of ours is verified (its signature required) and answered with a signed
+//                           LogoutResponse: JSON {binding, url | action+SAMLResponse+RelayState,
+//                           request}; a LogoutResponse of ours is verified: JSON {response}
+//   POST /idp-logout/<name> JSON {nameId, sessionIndex, binding, relayState}: an IdP-initiated, signed
+//                           LogoutRequest to our SLO service: JSON {id, binding, url | action+SAMLRequest}
 //
 // Login answers are what a browser gets from a real IdP: an HTML form that auto-posts SAMLResponse
 // (and RelayState) to the ACS named in our SP metadata. samlify signs, encrypts and validates
@@ -31,6 +37,7 @@ const SIG = {
   sha512: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha512",
 };
 const REDIRECT = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect";
+const POST = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST";
 
 let port = 0;
 const entityID = (name, options) => options.entityID || `http://127.0.0.1:${port}/idp/${name}`;
@@ -44,6 +51,13 @@ function identityProvider(name, options) {
     wantAuthnRequestsSigned: Boolean(options.wantAuthnRequestsSigned),
     requestSignatureAlgorithm: SIG[options.sigAlg || "sha256"],
     singleSignOnService: [{ Binding: REDIRECT, Location: `http://127.0.0.1:${port}/sso/${name}` }],
+    singleLogoutService: [
+      { Binding: REDIRECT, Location: `http://127.0.0.1:${port}/slo/${name}` },
+      { Binding: POST, Location: `http://127.0.0.1:${port}/slo/${name}` },
+    ],
+    // Our LogoutRequest and LogoutResponse must be signed (samlify checks them with our SP metadata's key).
+    wantLogoutRequestSigned: true,
+    wantLogoutResponseSigned: true,
   });
 }
 
@@ -51,6 +65,9 @@ function serviceProvider(options) {
   return samlify.ServiceProvider({
     metadata: options.metadata,
     wantMessageSigned: Boolean(options.wantMessageSigned),
+    // samlify signs the logout messages it sends to an SP that wants them signed.
+    wantLogoutRequestSigned: true,
+    wantLogoutResponseSigned: true,
   });
 }
 
@@ -140,8 +157,8 @@ function form({ action, SAMLResponse, RelayState }) {
 }
 
 // The raw, still-encoded query parts in their original order: what the redirect signature covers.
-function octetString(rawQuery) {
-  const wanted = ["SAMLRequest", "RelayState", "SigAlg"];
+function octetString(rawQuery, message = "SAMLRequest") {
+  const wanted = [message, "RelayState", "SigAlg"];
   return rawQuery
     .split("&")
     .filter((part) => wanted.includes(part.split("=")[0]))
@@ -187,7 +204,51 @@ async function handle(req, res) {
     const answer = await loginResponse(name, null, body.user || {}, body.relayState);
     return send(res, 200, "text/html", form(answer));
   }
+  if (kind === "slo") return singleLogout(req, res, url, name);
+  if (req.method === "POST" && kind === "idp-logout") {
+    const options = SP.get(name);
+    if (!options) return send(res, 404, "text/plain", "unknown SP");
+    const body = await readJson(req);
+    const binding = body.binding || "redirect";
+    const made = identityProvider(name, options).createLogoutRequest(
+      serviceProvider(options), binding, { logoutNameID: body.nameId, sessionIndex: body.sessionIndex },
+      { relayState: body.relayState || "" });
+    const answer = binding === "redirect"
+      ? { id: made.id, binding, url: made.context }
+      : { id: made.id, binding, action: made.entityEndpoint, SAMLRequest: made.context, RelayState: made.relayState };
+    return send(res, 200, "application/json", JSON.stringify(answer));
+  }
   return send(res, 404, "text/plain", "not found");
+}
+
+// Our SP's LogoutRequest or LogoutResponse, over either binding; samlify verifies its signature.
+async function singleLogout(req, res, url, name) {
+  const options = SP.get(name);
+  if (!options) return send(res, 404, "text/plain", "unknown SP");
+  const idp = identityProvider(name, options);
+  const sp = serviceProvider(options);
+  const binding = req.method === "POST" ? "post" : "redirect";
+  const rawQuery = req.url.split("?")[1] || "";
+  const query = Object.fromEntries(url.searchParams.entries());
+  const body = binding === "post" ? Object.fromEntries(new URLSearchParams(await readText(req))) : {};
+  const params = binding === "post" ? body : query;
+  const request = { query, body, octetString: octetString(rawQuery, params.SAMLResponse ? "SAMLResponse" : "SAMLRequest") };
+  if (params.SAMLResponse) {
+    const info = await idp.parseLogoutResponse(sp, binding, request);
+    return send(res, 200, "application/json", JSON.stringify({ response: info.extract }));
+  }
+  const info = await idp.parseLogoutRequest(sp, binding, request);
+  const made = idp.createLogoutResponse(sp, info, binding, { relayState: params.RelayState || "" });
+  const answer = binding === "redirect"
+    ? { binding, url: made.context }
+    : { binding, action: made.entityEndpoint, SAMLResponse: made.context, RelayState: made.relayState };
+  return send(res, 200, "application/json", JSON.stringify({ ...answer, request: info.extract }));
+}
+
+async function readText(req) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 function send(res, status, type, body) {

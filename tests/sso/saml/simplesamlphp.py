@@ -48,6 +48,9 @@ foreach (glob(__DIR__ . '/sp-*.xml') as $file) {
             $sp['simplesaml.nameidattribute'] = 'email';
             $sp['saml20.sign.assertion'] = true;
             $sp['saml20.sign.response'] = true;
+            // Single Logout: sign what we send the SP, and refuse its unsigned logout messages.
+            $sp['sign.logout'] = true;
+            $sp['validate.logout'] = true;
             $metadata[$entityId] = $sp;
         }
     }
@@ -67,6 +70,8 @@ class SimpleSAMLphp:
         self.url = f"http://127.0.0.1:{port}"
         self.entity_id = f"{self.url}/saml2/idp/metadata.php"
         self.sso_url = f"{self.url}/saml2/idp/SSOService.php"
+        self.slo_url = f"{self.url}/saml2/idp/SingleLogoutService.php"
+        self.init_slo_url = f"{self.url}/saml2/idp/initSLO.php"
 
     def metadata(self):
         response = requests.get(self.entity_id, timeout=10)
