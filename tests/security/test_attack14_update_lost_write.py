@@ -18,8 +18,10 @@ match wins: ``ada@eng.corp.test`` is routed to the attacker's IdP even though th
 verified ``corp.test``, and ``claimed_elsewhere`` counts the leftover row, so the real owner can no
 longer verify ``eng.corp.test`` (DOMAIN_CLAIMED).
 
-The interleaving is forced here by running request B inside request A's slow step (the attacker owns
-the server A waits for); in production it is any overlap of the two requests, there is no lock.
+The interleaving is forced here: request B runs right after request A read the provider row (a
+connection wrapper, as tests/security/reset_races.py does). In production it is any overlap of the
+two requests (no lock is taken at the read), and the attacker can widen it at will where request A
+waits on a server they run (a SAML ``idpMetadata.url`` fetch).
 
 Fix at the mechanism: write the flag only from the rows (never from an in-memory copy: ``save`` of
 an update should use ``update_fields`` without ``domain_verified``, or lock the provider row
@@ -27,8 +29,9 @@ an update should use ``update_fields`` without ``domain_verified``, or lock the 
 """
 
 import pytest
+from django.db import connection
 
-from sso import providers, routing
+from sso import routing
 from sso.models import SsoProvider
 from tests.conftest import error_of
 from tests.sso.bodies import skip_discovery_body
@@ -43,7 +46,7 @@ def register(client, provider_id, domain):
     return {item["domain"]: item["domainVerificationToken"] for item in response.json()["domains"]}
 
 
-def verify(client, dns, provider_id, host, token, **body):
+def publish_and_verify(client, dns, provider_id, host, token, **body):
     dns.txt(f"_auth-token-{provider_id}.{host}", token)
     return client.api_post("/sso/verify-domain", {"providerId": provider_id, **body})
 
@@ -51,32 +54,37 @@ def verify(client, dns, provider_id, host, token, **body):
 @pytest.fixture
 def victim(sign_in, dns_server):
     client = sign_in("admin@corp.test")
-    assert verify(client, dns_server, "corp", "corp.test",
+    assert publish_and_verify(client, dns_server, "corp", "corp.test",
                   register(client, "corp", "corp.test")["corp.test"]).status_code == 204
     return client
 
 
+def reads_the_provider(sql):
+    lowered = sql.lower()
+    return lowered.lstrip().startswith("select") and '"sso_ssoprovider"' in lowered.split(" where ")[0]
+
+
 @pytest.fixture
-def raced(victim, sign_in, dns_server, monkeypatch):
+def raced(victim, sign_in, dns_server):
     attacker = sign_in("mallory@evil.test")
-    assert verify(attacker, dns_server, "evil", "evil.test",
-                  register(attacker, "evil", "evil.test")["evil.test"]).status_code == 204
-    slow_step = providers.check_secret_rules
+    assert publish_and_verify(attacker, dns_server, "evil", "evil.test",
+                              register(attacker, "evil", "evil.test")["evil.test"]).status_code == 204
     fired = []
 
-    def request_b_during_request_a(*args, **kwargs):
-        if not fired:
+    def request_b_right_after_request_a_read_the_provider(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if not fired and reads_the_provider(sql):
             fired.append(True)
             response = attacker.api_post("/sso/update-provider",
                                          {"providerId": "evil", "domain": ["evil.test", "eng.corp.test"]})
             assert response.status_code == 200, response.content
-        return slow_step(*args, **kwargs)
+        return result
 
-    monkeypatch.setattr(providers, "check_secret_rules", request_b_during_request_a)
-    response = attacker.api_post("/sso/update-provider", {"providerId": "evil", "oidcConfig": {"scopes": ["openid"]}})
+    with connection.execute_wrapper(request_b_right_after_request_a_read_the_provider):
+        response = attacker.api_post("/sso/update-provider",
+                                     {"providerId": "evil", "oidcConfig": {"scopes": ["openid"]}})
     assert response.status_code == 200, response.content
     assert fired
-    monkeypatch.setattr(providers, "check_secret_rules", slow_step)
     return attacker
 
 
@@ -89,7 +97,7 @@ def test_the_lost_write_does_not_block_the_owner_from_verifying_the_subdomain(ra
     victim.api_post("/sso/update-provider", {"providerId": "corp", "domain": ["corp.test", "eng.corp.test"]})
     token = victim.api_post("/sso/request-domain-verification",
                             {"providerId": "corp", "domain": "eng.corp.test"}).json()["domainVerificationToken"]
-    response = verify(victim, dns_server, "corp", "eng.corp.test", token, domain="eng.corp.test")
+    response = publish_and_verify(victim, dns_server, "corp", "eng.corp.test", token, domain="eng.corp.test")
     assert response.status_code == 204, error_of(response)
 
 
