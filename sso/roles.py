@@ -71,7 +71,9 @@ def groups_from_user_info(provider, user_info):
     attributes = (user_info or {}).get("attributes") or {}
     value = attributes.get(mapping["attribute"]) if isinstance(attributes, dict) else None
     items = value if isinstance(value, list) else [value]
-    return [item.strip() for item in items[:MAX_GROUPS] if isinstance(item, str) and item.strip()]
+    # Exactly as sent: no strip, no folding. A group "admins\u00a0" is another group at the IdP (some let
+    # users name their own), so it must not be read as "admins" (attack 14, group name padding).
+    return [item for item in items[:MAX_GROUPS] if isinstance(item, str) and item]
 
 
 def role_from_user_info(provider, user_info):
@@ -96,20 +98,23 @@ def validate_mapping(value):
     if not isinstance(mapping, dict) or set(mapping) - {"attribute", "values", "defaultRole"}:
         raise serializers.ValidationError("roleMapping takes attribute, values and defaultRole")
     attribute = mapping.get("attribute")
-    if not isinstance(attribute, str) or not 0 < len(attribute.strip()) <= MAX_NAME:
+    if not isinstance(attribute, str) or not 0 < len(attribute) <= MAX_NAME or attribute != attribute.strip():
         raise serializers.ValidationError("roleMapping.attribute must name a claim or attribute")
     values = mapping.get("values", {})
     if not isinstance(values, dict) or len(values) > MAX_MAPPED_VALUES:
         raise serializers.ValidationError(f"roleMapping.values must map at most {MAX_MAPPED_VALUES} groups")
     for group, role in values.items():
-        if not 0 < len(group.strip()) <= MAX_NAME or "\x00" in group:
-            raise serializers.ValidationError("roleMapping.values has an invalid group name")
+        # Refused, not stripped: the sign-in compares names exactly, so a padded key would either never
+        # match or, stripped here, match a different group than the one the admin wrote.
+        if not 0 < len(group) <= MAX_NAME or "\x00" in group or group != group.strip():
+            raise serializers.ValidationError("roleMapping.values has an invalid group name (empty, too long, "
+                                              "or with leading or trailing spaces)")
         if role not in ASSIGNABLE_ROLES:
             raise serializers.ValidationError(f"roleMapping.values may map to {' or '.join(ASSIGNABLE_ROLES)} only")
     role = mapping.get("defaultRole")
     if role is not None and role not in ASSIGNABLE_ROLES:
         raise serializers.ValidationError(f"roleMapping.defaultRole may be {' or '.join(ASSIGNABLE_ROLES)} only")
-    cleaned = {"attribute": attribute.strip(), "values": {group.strip(): role for group, role in values.items()}}
+    cleaned = {"attribute": attribute, "values": dict(values)}
     if role is not None:
         cleaned["defaultRole"] = role
     return {"roleMapping": cleaned}

@@ -247,3 +247,14 @@ def test_a_provider_registered_again_under_the_same_id_does_not_inherit_the_old_
     make_provider("stub", stub.issuer, stub.oidc_config(), organization_id=org.pk, organization_provisioning=MAPPING)
     via_stub(api, stub, groups=["staff"])
     assert role(org) == "admin"
+
+
+@pytest.mark.parametrize("group", [" okta-it-admins", "okta-it-admins\u00a0", "okta-it-admins\n"])
+def test_a_mapping_key_with_leading_or_trailing_spaces_is_refused_not_stripped(group):
+    # Names are compared exactly at sign-in, so a padded key would name a different group.
+    from rest_framework import serializers
+
+    from sso import roles
+
+    with pytest.raises(serializers.ValidationError):
+        roles.validate_mapping({"roleMapping": {"attribute": "groups", "values": {group: "admin"}}})
