@@ -61,7 +61,9 @@ DEFAULTS = {
     # better-auth's redirectURI: one OIDC redirect URI for every provider instead of
     # {base}/sso/callback/{providerId}; the shared callback GET {base}/sso/callback reads the provider
     # from the sign-in's state. An absolute URL (say, a front end that proxies to that endpoint) or a
-    # path under the base URL ("/sso/callback"). None: one redirect URI per provider.
+    # path under the base URL ("/sso/callback"). None: one redirect URI per provider. The shared callback
+    # accepts only answers carrying RFC 9207's ``iss`` (the only defence against IdP mix-up when several
+    # issuers share one redirect URI): use it with IdPs that send it.
     "redirect_uri": None,
     "account_linking": {
         # Auto-link to an existing user only when the local e-mail is verified (sso.md §6).

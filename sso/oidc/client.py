@@ -95,10 +95,17 @@ def finish(ctx, provider_id, query):
     try:
         pending = _pending(ctx, query)
         try:
-            if provider_id is None:
+            shared = provider_id is None
+            if shared:
                 provider_id = (pending.provider_ref or {}).get("providerId")
                 if not provider_id:
                     raise SignInFailure(R.INVALID_STATE, "missing_provider_id")
+                if not query.get("iss") and not query.get("error"):
+                    # One redirect URI for several issuers: only RFC 9207's iss tells which one issued
+                    # this code. Without it a code from honest IdP A, delivered with the state of a
+                    # sign-in at attacker IdP B, would be sent to B's token endpoint (mix-up, RFC 9700
+                    # §4.4; attack 14). IdPs that send no iss use the per-provider callbacks.
+                    raise SignInFailure(R.INVALID_PROVIDER, "issuer_missing")
             return _finish(ctx, provider_id, pending, query)
         except SignInFailure as failure:
             failure.target = failure.target or pending.error_url

@@ -68,3 +68,15 @@ def test_the_per_provider_callback_still_refuses_another_providers_state(api, sh
     assert response.status_code == 302
     assert error_of_location(response) == "invalid_state"
     assert not Session.objects.exists()
+
+
+def test_the_shared_callback_refuses_an_answer_without_iss(api, shared):
+    # Several issuers behind one redirect URI: only RFC 9207's iss says which one issued the code.
+    location = op_login(start(api, "acme"), "ada@acme.com", callback_prefix=SHARED_CALLBACK)
+    path, query = callback_path(location)
+    assert query.pop("iss") == shared.issuer  # oidc-provider sends it; an IdP that does not is refused
+    response = api.get(path, query)
+    assert response.status_code == 302
+    assert error_of_location(response) == "invalid_provider"
+    assert "issuer_missing" in response["Location"]
+    assert not Session.objects.exists()
