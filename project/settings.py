@@ -176,6 +176,8 @@ AUTHSERVICE_SSO = {
     "organization": {"enabled": True},
     "organization_provisioning": {"default_role": "member"},
     "saml": {"allow_idp_initiated": env.bool("AUTH_SSO_SAML_ALLOW_IDP_INITIATED", default=False)},
+    # SCIM 2.0 provisioning under {base}/scim/v2/ (docs/scim.md); each connection needs its own token.
+    "scim": {"enabled": env.bool("AUTH_SCIM_ENABLED", default=True)},
 }
 
 # --- Static files: WhiteNoise ------------------------------------------------------------------------

@@ -95,6 +95,14 @@ DEFAULTS = {
     },
     # Seconds for discovery and every server-side IdP fetch (sso.md §4).
     "discovery_timeout": 10,
+    "scim": {
+        # SCIM 2.0 provisioning under {base}/scim/v2/ and POST /scim/generate-token (docs/scim.md).
+        "enabled": False,
+        # Largest page a list answers (ServiceProviderConfig filter.maxResults); bigger counts are cut.
+        "max_results": 1000,
+        # Largest PATCH: operations in one request (I6).
+        "max_operations": 1000,
+    },
 }
 
 # What a key may hold where its default does not say it (authservice/setting_types.py); every other

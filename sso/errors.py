@@ -91,6 +91,9 @@ for _code, _message in {
     ),
     "SAML_URL_INVALID": "SAML locations and callback URLs must be http or https URLs",
     "SSO_SIGN_IN_URL_INVALID": "The provider's sign-in URL is not an http or https URL",
+    # SCIM (issue 14 §1).
+    "SCIM_ORGANIZATION_MISMATCH": "The SSO provider does not belong to this organization",
+    "SCIM_CONNECTION_NOT_FOUND": "SCIM provider not found",
 }.items():
     define(_code, _message)
 

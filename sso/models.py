@@ -222,3 +222,7 @@ class SamlUsedAssertion(models.Model):
 
     def __str__(self):
         return self.identifier
+
+
+# SCIM's models live with the rest of SCIM; imported here so Django registers them in this app.
+from sso.scim.models import ScimConnection, ScimGroup, ScimGroupMember, ScimUser  # noqa: E402, F401

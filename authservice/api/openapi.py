@@ -182,6 +182,7 @@ SUCCESS = {
     "DomainVerificationToken": Success(obj(("domainVerificationToken",), domainVerificationToken=STRING),
                                        status="201"),
     "SsoProvider": Success(ref("SsoProvider")),
+    "ScimToken": Success(obj(("scimToken",), scimToken=STRING), status="201"),
     "SsoProviderRegistered": Success(ref("SsoProvider")),
     "SsoProviderList": Success(obj(("providers",), providers={"type": "array", "items": ref("SsoProvider")})),
     "Organization": Success(ref("Organization")),

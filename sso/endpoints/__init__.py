@@ -10,4 +10,5 @@ MODULES = [
     "sso.endpoints.sign_in",
     "sso.endpoints.callback",
     "sso.endpoints.saml",
+    "sso.endpoints.scim",
 ]

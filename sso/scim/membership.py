@@ -1,0 +1,62 @@
+"""SCIM users and groups -> membership of the provider's organization (issue 14 §1 and §4).
+
+A provisioned, not-deleted user is a member of the provider's organization; their role comes from
+the display names of the connection's groups they are in, through :func:`role_for_groups` only.
+Owners are never made nor changed from SCIM: an IdP's directory must not take over the organization.
+"""
+
+from sso import app_settings as sso_settings
+from sso import organizations
+from sso.models import Member
+from sso.provisioning import ASSIGNABLE_ROLES
+from sso.scim.models import ScimGroup
+
+
+def role_for_groups(provider, group_names):
+    """The organization role for a member of ``group_names`` (display names) of ``provider``'s directory.
+
+    The one decision point: for now the provisioning default role; the coordinator wires it to the
+    role mapping (sso/roles.py) at merge. Never "owner".
+    """
+    role = sso_settings.organization_provisioning.default_role or Member.MEMBER
+    return role if role in ASSIGNABLE_ROLES else Member.MEMBER
+
+
+def _organization_id(connection):
+    provider = connection.provider
+    settings = sso_settings.organization_provisioning
+    if not provider.organization_id or not sso_settings.organization.enabled or settings.disabled:
+        return None
+    return provider.organization_id
+
+
+def sync(connection, scim_user):
+    """Make ``scim_user``'s membership follow their SCIM state: present with the groups' role, or gone."""
+    organization_id = _organization_id(connection)
+    if organization_id is None:
+        return
+    member = Member.objects.filter(organization_id=organization_id, user_id=scim_user.user_id).first()
+    if member is not None and Member.OWNER in member.roles():
+        return  # owners are the organization's, not the directory's
+    if scim_user.deleted:
+        if member is not None:
+            member.delete()
+        return
+    names = list(ScimGroup.objects.filter(connection=connection, memberships__member=scim_user)
+                 .values_list("display_name", flat=True))
+    role = role_for_groups(connection.provider, names)
+    if member is None:
+        organizations.add_member(organization_id, scim_user.user, role)
+    elif member.role != role:
+        member.role = role
+        member.save(update_fields=["role"])
+
+
+def sync_many(connection, scim_user_ids):
+    """:func:`sync` for each user whose groups changed."""
+    from sso.scim.models import ScimUser
+
+    if _organization_id(connection) is None or not scim_user_ids:
+        return
+    for scim_user in ScimUser.objects.filter(connection=connection, pk__in=list(scim_user_ids)).select_related("user"):
+        sync(connection, scim_user)
