@@ -52,10 +52,10 @@ def to_model(group, location, user_location, with_members=True):
     model = Group(id=group.pk, display_name=group.display_name, external_id=group.external_id,
                   meta=resources.meta("Group", group, location))
     if with_members:
-        rows = ScimUser.objects.filter(group_memberships__group=group).order_by("created_at", "id") \
-            .values_list("id", "user_name")
-        model.members = [GroupMember(value=pk, display=name, type="User", ref=user_location(pk))
-                         for pk, name in rows] or None
+        rows = ScimGroupMember.objects.filter(group=group).order_by("member__created_at", "member_id") \
+            .values_list("member_id", "display", "member__user_name")
+        model.members = [GroupMember(value=pk, display=display or name, type="User", ref=user_location(pk))
+                         for pk, display, name in rows] or None
     return model
 
 
@@ -71,20 +71,24 @@ def _text(value, name, required=False):
 
 
 def _member_ids(connection, values):
-    """The ScimUser ids named by ``members`` items; 400 when one is not a user of this connection."""
+    """``{ScimUser id: display}`` of the ``members`` items; 400 when one is not a user of this connection."""
     if values is None:
-        return set()
+        return {}
     if isinstance(values, dict):
         values = [values]
     if not isinstance(values, list) or not all(isinstance(v, dict) and isinstance(v.get("value"), str)
                                                for v in values):
         raise errors.invalid_value("members must be a list of {\"value\": \"<user id>\"}")
-    wanted = {v["value"] for v in values}
-    found = set(ScimUser.objects.filter(connection=connection, deleted=False, pk__in=wanted)
+    wanted = {v["value"]: _display(v.get("display")) for v in values}
+    found = set(ScimUser.objects.filter(connection=connection, deleted=False, pk__in=list(wanted))
                 .values_list("pk", flat=True)) if wanted else set()
-    if found != wanted:
+    if found != set(wanted):
         raise errors.invalid_value("members names a user that does not exist")
-    return found
+    return wanted
+
+
+def _display(value):
+    return value[:MAX_LENGTH] if isinstance(value, str) else ""
 
 
 def create(connection, body):
@@ -93,12 +97,13 @@ def create(connection, body):
     external_id = _text(model.external_id, "externalId")
     now = timezone.now()
     with transaction.atomic():
-        member_ids = _member_ids(connection, body.get("members"))
+        members = _member_ids(connection, body.get("members"))
         group = ScimGroup.objects.create(connection=connection, display_name=name, display_name_key=name.lower(),
                                          external_id=external_id, created_at=now, updated_at=now)
-        ScimGroupMember.objects.bulk_create([ScimGroupMember(group=group, member_id=pk) for pk in member_ids])
-        membership.sync_many(connection, member_ids)
-    signals.scim_group_created.send(sender=ScimGroup, connection=connection, group=group, added=member_ids,
+        ScimGroupMember.objects.bulk_create([ScimGroupMember(group=group, member_id=pk, display=display)
+                                             for pk, display in members.items()])
+        membership.sync_many(connection, set(members))
+    signals.scim_group_created.send(sender=ScimGroup, connection=connection, group=group, added=set(members),
                                     removed=set())
     return group
 
@@ -145,7 +150,7 @@ class Changes:
 
     def __init__(self, group):
         self.group = group
-        self.added, self.removed = set(), set()
+        self.added, self.removed = {}, set()  # added: {id: display}
         self.remove_all = False
         self.touched = False
 
@@ -157,40 +162,45 @@ class Changes:
             self.group.external_id = _text(value, "externalId")
         self.touched = True
 
-    def add_members(self, ids):
-        self.added |= ids
-        self.removed -= ids
+    def add_members(self, members):
+        self.added.update(members)
+        self.removed -= set(members)
 
     def remove_members(self, ids):
         self.removed |= ids
-        self.added -= ids
+        for pk in ids:
+            self.added.pop(pk, None)
 
-    def replace_members(self, ids):
-        self.remove_all, self.removed, self.added = True, set(), set(ids)
+    def replace_members(self, members):
+        self.remove_all, self.removed, self.added = True, set(), dict(members)
 
     def save(self, connection):
         group = self.group
         memberships = ScimGroupMember.objects.filter(group=group)
         if self.remove_all:
-            self.removed = set(memberships.exclude(member_id__in=self.added).values_list("member_id", flat=True))
+            self.removed = set(memberships.exclude(member_id__in=list(self.added))
+                               .values_list("member_id", flat=True))
         if self.removed:
-            memberships.filter(member_id__in=self.removed).delete()
+            memberships.filter(member_id__in=list(self.removed)).delete()
         if self.added:
-            present = set(memberships.filter(member_id__in=self.added).values_list("member_id", flat=True))
-            self.added -= present
+            present = dict(memberships.filter(member_id__in=list(self.added)).values_list("member_id", "display"))
+            for pk, display in present.items():
+                if self.added[pk] and self.added[pk] != display:  # a new display for a present member
+                    memberships.filter(member_id=pk).update(display=self.added[pk])
+                del self.added[pk]
             try:
                 with transaction.atomic():
-                    ScimGroupMember.objects.bulk_create([ScimGroupMember(group=group, member_id=pk)
-                                                         for pk in self.added])
+                    ScimGroupMember.objects.bulk_create([ScimGroupMember(group=group, member_id=pk, display=display)
+                                                         for pk, display in self.added.items()])
             except IntegrityError:
                 raise errors.ScimError(409, "The group changed concurrently; retry") from None
         group.updated_at = timezone.now()
         group.save()
-        membership.sync_many(connection, self.added | self.removed)
+        membership.sync_many(connection, set(self.added) | self.removed)
 
     def announce(self, connection):
         signals.scim_group_updated.send(sender=ScimGroup, connection=connection, group=self.group,
-                                        added=self.added, removed=self.removed)
+                                        added=set(self.added), removed=self.removed)
 
 
 def _operations(body, max_operations):
@@ -248,7 +258,7 @@ def _apply_attribute(connection, changes, op, name, value, has_path=False):
     if name == "members":
         if op == "remove":
             if value is None:
-                changes.replace_members(set())
+                changes.replace_members({})
             else:
                 changes.remove_members(_listed_ids(value))
             return

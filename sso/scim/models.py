@@ -109,6 +109,8 @@ class ScimGroup(models.Model):
 class ScimGroupMember(models.Model):
     group = models.ForeignKey(ScimGroup, on_delete=models.CASCADE, related_name="memberships")
     member = models.ForeignKey(ScimUser, on_delete=models.CASCADE, related_name="group_memberships")
+    # The member's ``display`` as the client sent it (shown back); empty = the user's userName.
+    display = models.CharField(max_length=255, blank=True, default="")
 
     class Meta:
         verbose_name = "SCIM group member"

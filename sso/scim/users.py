@@ -12,6 +12,8 @@ user it did not provision, unless that user already signs in through the same pr
 resource is gone, a later POST of the same userName brings the same user back.
 """
 
+import hashlib
+
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from scim2_models import Context, EnterpriseUser, GroupMembership, PatchOp, SCIMException, User
@@ -25,6 +27,7 @@ from sso.scim.models import ScimUser
 
 UserResource = User[EnterpriseUser]
 MAX_LENGTH = 255
+PLACEHOLDER_DOMAIN = "scim.invalid"
 
 
 # --- reading --------------------------------------------------------------------------------------------
@@ -51,7 +54,9 @@ def to_model(scim_user, location):
     """The stored resource as a scim2 model, with what the server owns (id, meta, active, groups)."""
     model = UserResource.model_validate(scim_user.resource)
     model.id = scim_user.pk
-    model.active = scim_user.active
+    # ``active`` as the client last wrote it; a deactivation always shows (absent means active).
+    if "active" in scim_user.resource or not scim_user.active:
+        model.active = scim_user.active
     model.meta = resources.meta("User", scim_user, location)
     model.groups = [GroupMembership(value=m.group_id, display=m.group.display_name, type="direct")
                     for m in scim_user.group_memberships.all()] or None
@@ -75,11 +80,23 @@ class Derived:
         self.email = users.normalize_email(_email_of(model) or (self.user_name if "@" in self.user_name else ""))
         self.name = _name_of(model) or self.user_name
         self.display_name_key = (model.display_name or "")[:MAX_LENGTH].lower()
-        self.email_verified = _check_trusted(connection.provider, self.email)
+        if self.email:
+            self.email_verified = _check_trusted(connection.provider, self.email)
+        else:
+            self.email, self.email_verified = placeholder_email(connection, self.user_name), False
 
     def columns(self):
+        email_key = "" if self.email.endswith("@" + PLACEHOLDER_DOMAIN) else self.email
         return {"user_name": self.user_name, "user_name_key": self.user_name.lower(), "external_id": self.external_id,
-                "display_name_key": self.display_name_key, "email_key": self.email, "active": self.active}
+                "display_name_key": self.display_name_key, "email_key": email_key, "active": self.active}
+
+
+def placeholder_email(connection, user_name):
+    """The address of a user the directory gave none: under ``.invalid`` (RFC 2606), a name no one can
+    receive mail at nor prove a domain for, so it opens no way in (I1). The user signs in once the
+    directory gives them a real address of the provider's domains."""
+    digest = hashlib.sha256(f"{connection.pk}:{user_name.lower()}".encode()).hexdigest()[:32]
+    return f"{digest}@{PLACEHOLDER_DOMAIN}"
 
 
 def _email_of(model):
@@ -103,8 +120,8 @@ def _name_of(model):
 def _check_trusted(provider, email):
     """I1: the address must be one the provider may vouch for; returns whether it counts as verified."""
     local, at, domain = email.rpartition("@")
-    if not (local and at and domain) or len(email) > 254:
-        raise errors.invalid_value("The user needs an e-mail address (emails or an e-mail userName)")
+    if not (local and at and domain) or len(email) > 254 or domain == PLACEHOLDER_DOMAIN:
+        raise errors.invalid_value("The e-mail address is not valid")
     trusted = linking.trusted_domains(provider)
     if trusted is None:  # no domain verification: trusted for any address, as SSO sign-in is
         return False

@@ -81,6 +81,9 @@ def _dispatch(request, subpath):
     connection = tokens.authenticate(request.headers.get("Authorization"))
     if connection is None:
         raise errors.ScimError(401, "A valid SCIM bearer token is required")
+    if subpath.rstrip("/") == ".search":
+        # Searching every resource type at once (RFC 7644 §3.4.3) is not offered: 501, as §3.12 says.
+        raise errors.ScimError(501, "Search across resource types is not supported; use /Users/.search")
     route = _ROUTE.match(subpath)
     if route is None:
         raise errors.not_found("Endpoint")
@@ -119,6 +122,27 @@ def _reject(name):
     raise ValueError(name)
 
 
+def _search_request(body):
+    """A SearchRequest's members as the query string would carry them (lists joined by commas)."""
+    if not isinstance(body, dict):
+        raise errors.invalid_syntax("The request body must be a JSON object")
+    query = {}
+    for key in ("filter", "startIndex", "count", "attributes", "excludedAttributes"):
+        value = body.get(key)
+        if value is None:
+            continue
+        if key in ("attributes", "excludedAttributes"):
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+                raise errors.invalid_value(f"{key} must be a list of attribute paths")
+            value = ",".join(value)
+        elif key == "filter" and not isinstance(value, str):
+            raise errors.invalid_filter("filter must be a string")
+        elif key != "filter" and (isinstance(value, bool) or not isinstance(value, (int, str))):
+            raise errors.invalid_value(f"{key} must be an integer")
+        query[key] = str(value)
+    return query
+
+
 class Routes:
     """The five operations of one resource type (RFC 7644 §3), for one authenticated connection."""
 
@@ -135,9 +159,11 @@ class Routes:
 
     def route(self, item_id):
         method = self.request.method
+        if item_id == ".search" and method == "POST":  # RFC 7644 §3.4.3: the query in the body
+            return self.list(_search_request(_body(self.request)))
         if item_id is None:
             if method == "GET":
-                return self.list()
+                return self.list(self.query)
             if method == "POST":
                 row = self.module.create(self.connection, _body(self.request))
                 return respond(self.render(row), status=201, location=self.location(row.pk))
@@ -153,10 +179,10 @@ class Routes:
                 return respond(None, status=204)
         raise errors.ScimError(405, "Method not allowed")
 
-    def list(self):
-        params = resources.parameters(self.query)
-        rows = self.module.search(self.connection, self.query.get("filter"))
-        offset, count = resources.paging(self.query, self.max_results)
+    def list(self, query):
+        params = resources.parameters(query)
+        rows = self.module.search(self.connection, query.get("filter"))
+        offset, count = resources.paging(query, self.max_results)
         total = rows.count()
         page = self.page(rows[offset:offset + count]) if count else []
         return respond(resources.list_response(self.model, page, total, offset,
