@@ -10,6 +10,7 @@ def validate(model, body, scim_ctx):
     """``body`` as ``model`` (a scim2-models resource or message); ScimError on anything it refuses."""
     if not isinstance(body, dict):
         raise errors.invalid_syntax("The request body must be a JSON object")
+    body = _known_schemas_only(model, body)
     try:
         return model.model_validate(body, scim_ctx=scim_ctx)
     except ValidationError as exc:
@@ -18,6 +19,27 @@ def validate(model, body, scim_ctx):
         raise errors.ScimError(exc.status, exc.detail, exc.scim_type or None) from None
     except (ValueError, TypeError):
         raise errors.invalid_value("The request is not a valid SCIM resource") from None
+
+
+def _known_schemas_only(model, body):
+    """Entra lists a schema of its own on Groups (``http://schemas.microsoft.com/.../ADSCIM/2.0/Group``)
+    with no attribute in it: such a URN is dropped from ``schemas`` rather than refused. An attribute
+    under an unknown URN is still refused by the model."""
+    schemas = body.get("schemas")
+    known = getattr(model, "model_fields", {}).get("schemas")
+    if not isinstance(schemas, list) or known is None:
+        return body
+    allowed = set(_schemas_of(model))
+    kept = [urn for urn in schemas if not isinstance(urn, str) or urn in allowed or urn in body
+            or not urn.lower().startswith("http")]
+    return body if kept == schemas else {**body, "schemas": kept}
+
+
+def _schemas_of(model):
+    found = list(getattr(model, "__schema__", None) and [model.__schema__] or [])
+    for extension in getattr(model, "get_extension_models", lambda: {})().values():
+        found.append(extension.__schema__)
+    return [str(urn) for urn in found]
 
 
 def _validation_error(exc):
