@@ -17,5 +17,6 @@ app_name = "sso"
 
 _base = re.escape(app_settings.base_path.strip("/"))
 urlpatterns = [
-    re_path(rf"^{_base}/scim/v2/(?P<subpath>.*)$", scim_view, name="scim"),
+    # [\s\S] and \Z: a path with an encoded newline is still SCIM's to answer (in the SCIM Error schema).
+    re_path(rf"^{_base}/scim/v2/(?P<subpath>[\s\S]*)\Z", scim_view, name="scim"),
 ]

@@ -25,7 +25,7 @@ request_logger = logging.getLogger("django.request")
 
 MEDIA_TYPE = errors.MEDIA_TYPE
 ACCEPTED_TYPES = (MEDIA_TYPE, "application/json")
-_ROUTE = re.compile(r"^(?P<kind>[A-Za-z]+)(?:/(?P<id>[^/]+))?/?$")
+_ROUTE = re.compile(r"^(?P<kind>[A-Za-z]+)(?:/(?P<id>[^/]+))?/?\Z")
 
 
 class _Request:
