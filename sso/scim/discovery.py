@@ -11,7 +11,7 @@ from scim2_models import (
 from scim2_models.resources.service_provider_config import Pagination
 
 from sso import app_settings as sso_settings
-from sso.scim import errors
+from sso.scim import errors, resources
 
 RESOURCES = (User[EnterpriseUser], Group)
 
@@ -63,6 +63,6 @@ def listing(kind, base, item_id=None):
             if item.id == item_id:
                 return item.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
         raise errors.not_found(model.__name__)
-    response = ListResponse[model](total_results=len(items), start_index=1, items_per_page=len(items),
+    response = resources.parametrized(ListResponse, model)(total_results=len(items), start_index=1, items_per_page=len(items),
                                    resources=items)
     return response.model_dump(scim_ctx=Context.SEARCH_RESPONSE)

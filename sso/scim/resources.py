@@ -1,5 +1,7 @@
 """What User and Group flows share: parsing with scim2-models, meta, paging, response projection."""
 
+import functools
+
 from pydantic import ValidationError
 from scim2_models import Context, ListResponse, Meta, ResponseParameters, SCIMException
 
@@ -101,8 +103,15 @@ def _int(value, name, default):
     return int(text)
 
 
+@functools.cache
+def parametrized(generic, model):
+    """``ListResponse[User]``, ``PatchOp[User]``, …: pydantic builds a class (and its schema) per
+    subscription, which costs milliseconds; made once per process."""
+    return generic[model]
+
+
 def list_response(model, rows, total, offset, to_model, params):
     resources = [to_model(row) for row in rows]
-    response = ListResponse[model](total_results=total, start_index=offset + 1, items_per_page=len(resources),
-                                   resources=resources)
+    response = parametrized(ListResponse, model)(total_results=total, start_index=offset + 1,
+                                                 items_per_page=len(resources), resources=resources)
     return response.model_dump(scim_ctx=Context.SEARCH_RESPONSE, response_parameters=params)

@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from scim2_models import Context, EnterpriseUser, GroupMembership, PatchOp, SCIMException, User
 
-from authservice import users
+from authservice import users, wire
 from authservice.flows import sessions
 from authservice.models import Account
 from sso import linking
@@ -28,6 +28,7 @@ from sso.scim.models import ScimUser
 UserResource = User[EnterpriseUser]
 MAX_LENGTH = 255
 PLACEHOLDER_DOMAIN = "scim.invalid"
+USER_URN = "urn:ietf:params:scim:schemas:core:2.0:User"
 
 
 # --- reading --------------------------------------------------------------------------------------------
@@ -61,6 +62,23 @@ def to_model(scim_user, location):
     model.groups = [GroupMembership(value=m.group_id, display=m.group.display_name, type="direct")
                     for m in scim_user.group_memberships.all()] or None
     return model
+
+
+def to_wire(scim_user, location):
+    """:func:`to_model` dumped, without the model: the stored resource is scim2-models' own output
+    (:func:`_stored`), so a plain answer needs no validation round (about 2 ms a user, 100 to a page).
+    Projections (``attributes``) still go through the model."""
+    resource = dict(scim_user.resource)
+    data = {"schemas": resource.pop("schemas", [USER_URN]), "id": scim_user.pk, **resource}
+    if "active" in scim_user.resource or not scim_user.active:
+        data["active"] = scim_user.active
+    groups = [{"value": m.group_id, "display": m.group.display_name, "type": "direct"}
+              for m in scim_user.group_memberships.all()]
+    if groups:
+        data["groups"] = groups
+    data["meta"] = {"resourceType": "User", "created": wire.iso(scim_user.created_at),
+                    "lastModified": wire.iso(scim_user.updated_at), "location": location}
+    return data
 
 
 # --- writing --------------------------------------------------------------------------------------------
@@ -217,7 +235,7 @@ def replace(connection, scim_id, body):
 
 
 def patch(connection, scim_id, body, max_operations):
-    patch_op = resources.validate(PatchOp[UserResource], body, Context.RESOURCE_PATCH_REQUEST)
+    patch_op = resources.validate(resources.parametrized(PatchOp, UserResource), body, Context.RESOURCE_PATCH_REQUEST)
     if len(patch_op.operations or ()) > max_operations:
         raise errors.too_many("Too many PATCH operations")
 

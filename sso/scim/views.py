@@ -24,6 +24,7 @@ logger = logging.getLogger("sso")
 request_logger = logging.getLogger("django.request")
 
 MEDIA_TYPE = errors.MEDIA_TYPE
+LIST_URN = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
 ACCEPTED_TYPES = (MEDIA_TYPE, "application/json")
 _ROUTE = re.compile(r"^(?P<kind>[A-Za-z]+)(?:/(?P<id>[^/]+))?/?\Z")
 
@@ -185,12 +186,20 @@ class Routes:
         offset, count = resources.paging(query, self.max_results)
         total = rows.count()
         page = self.page(rows[offset:offset + count]) if count else []
+        if params is None:
+            return respond({"schemas": [LIST_URN], "totalResults": total, "startIndex": offset + 1,
+                            "itemsPerPage": len(page), "Resources": [self.to_wire(row) for row in page]})
         return respond(resources.list_response(self.model, page, total, offset,
                                                lambda row: self.to_model(row, params), params))
 
     def render(self, row):
         params = resources.parameters(self.query)
+        if params is None:
+            return self.to_wire(row)
         return resources.dump(self.to_model(row, params), params)
+
+    def to_wire(self, row):
+        return resources.dump(self.to_model(row))
 
 
 class UserRoutes(Routes):
@@ -203,6 +212,9 @@ class UserRoutes(Routes):
 
     def to_model(self, row, params=None):
         return users.to_model(row, self.location(row.pk))
+
+    def to_wire(self, row):
+        return users.to_wire(row, self.location(row.pk))
 
     def patch(self, item_id):
         row = users.patch(self.connection, item_id, _body(self.request), sso_settings.scim.max_operations)
