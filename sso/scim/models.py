@@ -75,7 +75,8 @@ class ScimUser(models.Model):
             models.Index(fields=["connection", "external_id"], name="sso_scim_user_external_id"),
             models.Index(fields=["connection", "email_key"], name="sso_scim_user_email"),
             models.Index(fields=["connection", "display_name_key"], name="sso_scim_user_display_name"),
-            models.Index(fields=["connection", "created_at", "id"], name="sso_scim_user_order"),
+            # Paging: the page's ids come from this index alone (views.Routes.list), deleted rows skipped in it.
+            models.Index(fields=["connection", "deleted", "created_at", "id"], name="sso_scim_user_order"),
         ]
 
     def __str__(self):

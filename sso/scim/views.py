@@ -185,7 +185,7 @@ class Routes:
         rows = self.module.search(self.connection, query.get("filter"))
         offset, count = resources.paging(query, self.max_results)
         total = rows.count()
-        page = self.page(rows[offset:offset + count]) if count else []
+        page = self.page(rows, offset, count) if count else []
         if params is None:
             return respond({"schemas": [LIST_URN], "totalResults": total, "startIndex": offset + 1,
                             "itemsPerPage": len(page), "Resources": [self.to_wire(row) for row in page]})
@@ -207,8 +207,13 @@ class UserRoutes(Routes):
     name = "Users"
     model = users.UserResource
 
-    def page(self, rows):
-        return list(rows.select_related("user").prefetch_related("group_memberships__group"))
+    def page(self, rows, offset, count):
+        """The page in two steps: its ids by OFFSET on the ordering index (an index-only scan, however
+        deep the page), then those rows."""
+        ids = list(rows.values_list("pk", flat=True)[offset:offset + count])
+        found = {row.pk: row for row in rows.model.objects.filter(pk__in=ids)
+                 .prefetch_related("group_memberships__group")}
+        return [found[pk] for pk in ids if pk in found]
 
     def to_model(self, row, params=None):
         return users.to_model(row, self.location(row.pk))
@@ -226,8 +231,8 @@ class GroupRoutes(Routes):
     name = "Groups"
     model = groups.Group
 
-    def page(self, rows):
-        return list(rows)
+    def page(self, rows, offset, count):
+        return list(rows[offset:offset + count])
 
     def to_model(self, row, params=None):
         return groups.to_model(row, self.location(row.pk), lambda pk: f"{self.base}/Users/{pk}",
