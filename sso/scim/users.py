@@ -138,7 +138,8 @@ def _name_of(model):
 def _check_trusted(provider, email):
     """I1: the address must be one the provider may vouch for; returns whether it counts as verified."""
     local, at, domain = email.rpartition("@")
-    if not (local and at and domain) or len(email) > 254 or domain == PLACEHOLDER_DOMAIN:
+    if not (local and at and domain) or "@" in local or len(email) > 254 or domain == PLACEHOLDER_DOMAIN \
+            or any(c.isspace() or not c.isprintable() for c in email):
         raise errors.invalid_value("The e-mail address is not valid")
     trusted = linking.trusted_domains(provider)
     if trusted is None:  # no domain verification: trusted for any address, as SSO sign-in is
@@ -173,7 +174,7 @@ def create(connection, body):
                 if existing is not None:  # a deleted resource comes back, or a user the provider signs in
                     scim_user = existing
                     revived = scim_user.pk is not None
-                    _write_user(scim_user.user, derived)
+                    _write_user(scim_user.user, derived, was_active=scim_user.active if revived else None)
                     for key, value in {**derived.columns(), "deleted": False, "resource": _stored(model),
                                        "updated_at": now}.items():
                         setattr(scim_user, key, value)
@@ -212,8 +213,13 @@ def _adoptable(connection, user, existing):
     return ScimUser(connection=connection, user=user)
 
 
-def _write_user(user, derived):
-    """The user's name, address and active state from the resource (the directory is authoritative)."""
+def _write_user(user, derived, was_active):
+    """The user's name, address and active state from the resource (the directory is authoritative).
+
+    ``is_active``: the directory can always turn a user off, but turns on only a user it turned off
+    itself (its ``active`` was false: ``was_active``). A user the site deactivated stays so through
+    Okta's PUTs, which repeat ``active: true`` on every profile change; an adopted user (``None``) too.
+    """
     changes = {}
     if users.name_of(user) != derived.name:
         changes["name"] = derived.name
@@ -222,7 +228,7 @@ def _write_user(user, derived):
             raise errors.uniqueness("A user with this e-mail address exists")
         changes["email"] = derived.email
         changes["email_verified"] = derived.email_verified
-    if user.is_active != derived.active:
+    if user.is_active and not derived.active or not user.is_active and derived.active and was_active is False:
         changes["is_active"] = derived.active
     if changes:
         users.update(user, **changes)
@@ -265,7 +271,7 @@ def _save(connection, scim_id, change):
             raise errors.uniqueness("A user with this userName exists")
         try:
             with transaction.atomic():
-                _write_user(scim_user.user, derived)
+                _write_user(scim_user.user, derived, was_active=was_active)
                 for key, value in {**derived.columns(), "resource": _stored(model), "updated_at": timezone.now()}.items():
                     setattr(scim_user, key, value)
                 scim_user.save()

@@ -133,3 +133,33 @@ def test_invalid_json_is_invalid_syntax(scim):
     response = scim.generic("POST", "/api/auth/scim/v2/Users", b"{nope", content_type=SCIM,
                             HTTP_AUTHORIZATION=f"Bearer {scim.token}")
     scim_error(response, 400, "invalidSyntax")
+
+
+def test_a_user_the_site_deactivated_stays_inactive_through_the_directorys_puts(scim):
+    """Okta repeats active: true on every profile PUT; that does not undo a local deactivation."""
+    created = create(scim)
+    user = users.find_by_email("bjensen@acme.com")
+    users.update(user, is_active=False)
+    response = scim.scim("PUT", f"/Users/{created['id']}", user_body(displayName="Babs"))
+    assert response.status_code == 200, response.content
+    user.refresh_from_db()
+    assert not user.is_active
+
+
+def test_the_directory_reactivates_only_whom_it_deactivated(scim):
+    created = create(scim)
+    scim.scim("PATCH", f"/Users/{created['id']}", patch_body({"op": "replace", "path": "active", "value": False}))
+    scim.scim("PATCH", f"/Users/{created['id']}", patch_body({"op": "replace", "path": "active", "value": True}))
+    assert users.find_by_email("bjensen@acme.com").is_active
+
+
+@pytest.mark.parametrize("user_name", ["x@evil.com@acme.com", "bob @acme.com", "bob@acme.com\u0000"])
+def test_a_user_name_used_as_address_must_be_one_address(scim, user_name):
+    body = user_body(user_name)
+    del body["emails"]
+    assert scim.scim("POST", "/Users", body).status_code == 400
+
+
+def test_a_huge_body_is_413(scim, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    scim_error(scim.scim("POST", "/Users", user_body(displayName="x" * 5000)), 413)
