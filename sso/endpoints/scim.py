@@ -29,7 +29,9 @@ class ProviderIdInput(inputs.Input):
     providerId = inputs.String(min_length=1, max_length=255)
 
 
-@endpoint("POST", "/scim/generate-token", name="generate_scim_token", body=GenerateTokenInput, guard="session",
+# "sensitive": the session is read from the database, never from the cookie cache, before a credential that
+# can deactivate a whole organization is made.
+@endpoint("POST", "/scim/generate-token", name="generate_scim_token", body=GenerateTokenInput, guard="sensitive",
           summary="Issue the SCIM bearer token of an SSO provider's connection (the previous one stops working)",
           response="ScimToken", tags=("scim",), enabled=scim_enabled, no_store=True)
 def generate_scim_token(ctx):
@@ -45,7 +47,7 @@ def generate_scim_token(ctx):
 
 
 @endpoint("POST", "/scim/delete-provider-connection", name="delete_scim_provider_connection",
-          body=ProviderIdInput, guard="session", summary="Revoke the SCIM token of an SSO provider's connection",
+          body=ProviderIdInput, guard="sensitive", summary="Revoke the SCIM token of an SSO provider's connection",
           response="Success", tags=("scim",), enabled=scim_enabled)
 def delete_scim_provider_connection(ctx):
     provider = providers.get_for(sessions.get_session(ctx).user, ctx.body["providerId"])
