@@ -3,5 +3,6 @@
 One module a job: ``models`` (connections, provisioned users and groups), ``tokens`` (bearer tokens,
 stored hashed), ``errors`` (the SCIM Error schema), ``filters`` (the ``filter`` parameter to SQL),
 ``users`` and ``groups`` (the resource flows), ``membership`` (groups -> organization membership and
-role), ``discovery`` (ServiceProviderConfig, Schemas, ResourceTypes), ``views`` (the HTTP protocol).
+role), ``discovery`` (ServiceProviderConfig, Schemas, ResourceTypes), ``views`` (the HTTP protocol),
+``openapi`` (its routes in /openapi.json), ``admin``, ``signals``.
 """
