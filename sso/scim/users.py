@@ -241,9 +241,10 @@ def replace(connection, scim_id, body):
 
 
 def patch(connection, scim_id, body, max_operations):
-    patch_op = resources.validate(resources.parametrized(PatchOp, UserResource), body, Context.RESOURCE_PATCH_REQUEST)
-    if len(patch_op.operations or ()) > max_operations:
+    operations = body.get("Operations") if isinstance(body, dict) else None
+    if isinstance(operations, list) and len(operations) > max_operations:  # counted before any is parsed (I6)
         raise errors.too_many("Too many PATCH operations")
+    patch_op = resources.validate(resources.parametrized(PatchOp, UserResource), body, Context.RESOURCE_PATCH_REQUEST)
 
     def apply(current):
         try:

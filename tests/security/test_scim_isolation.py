@@ -162,3 +162,30 @@ def test_deleting_a_user_removes_their_membership_but_not_an_owners(scim):
     assert scim.scim("DELETE", f"/Users/{created['id']}").status_code == 204
     assert not Member.objects.filter(user=user).exists()
     assert Member.objects.filter(role=Member.OWNER).exists()
+
+
+# --- I6: what one request may cost ------------------------------------------------------------------------
+def test_a_patch_of_the_most_operations_costs_under_100_ms_of_cpu(scim):
+    import json
+    import time
+
+    from sso import app_settings as sso_settings
+
+    created = scim.scim("POST", "/Users", user_body()).json()
+    operations = [{"op": "replace", "path": "displayName", "value": "x" * 500}] * sso_settings.scim.max_operations
+    body = patch_body(*operations)
+    assert len(json.dumps(body)) < 64 * 1024
+    started = time.process_time()
+    response = scim.scim("PATCH", f"/Users/{created['id']}", body)
+    cpu_ms = (time.process_time() - started) * 1000
+    assert response.status_code == 200, response.content
+    assert cpu_ms < 100, cpu_ms
+
+
+def test_more_operations_than_the_limit_are_refused_before_any_is_applied(scim):
+    from sso import app_settings as sso_settings
+
+    created = scim.scim("POST", "/Users", user_body()).json()
+    operations = [{"op": "replace", "path": "displayName", "value": "x"}] * (sso_settings.scim.max_operations + 1)
+    scim_error(scim.scim("PATCH", f"/Users/{created['id']}", patch_body(*operations)), 400, "tooMany")
+    scim_error(scim.scim("PATCH", f"/Users/{created['id']}".replace("Users", "Groups"), patch_body(*operations)), 400)
