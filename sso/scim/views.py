@@ -12,7 +12,7 @@ import logging
 import re
 
 from django.core.exceptions import RequestDataTooBig
-from django.db import DatabaseError, DataError
+from django.db import DatabaseError, DataError, IntegrityError
 from django.http import HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -68,6 +68,8 @@ def scim_view(request, subpath=""):
     except DataError:
         logger.warning("database refused a SCIM value for %s", request.path, exc_info=True)
         return error_response(errors.invalid_value("A value is too long or out of range"))
+    except IntegrityError:  # a concurrent write won a unique constraint the flow's own check did not see
+        return error_response(errors.uniqueness("The resource conflicts with another; retry"))
     except DatabaseError as exc:
         logger.warning("database unavailable for SCIM: %s", exc)
         return error_response(errors.ScimError(503, "Service unavailable"))
