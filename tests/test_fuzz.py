@@ -131,19 +131,18 @@ def _strategy(operation):
                      operation.as_strategy(generation_mode=schemathesis.GenerationMode.NEGATIVE))
 
 
-@pytest.mark.parametrize(("method", "path"), list(_fuzz_params()))
-def test_fuzzed_requests_get_no_server_error_and_conform(fuzz_schema, live, account, method, path):
-    operation = fuzz_schema[path][method]
+def run_fuzz(live, operation, headers, checks):
+    """``EXAMPLES`` generated cases of ``operation``, each sent with ``headers()`` and checked by ``checks``."""
 
     @hypothesis.seed(int(SEED or 0))
     @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=SEED is None,
               phases=[Phase.explicit, Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
     @given(case=_strategy(operation))
     def fuzz(case):
-        headers = {"Origin": live.origin, "Cookie": account.cookie()}
+        sent = headers()
         # Redirects are answers to check, not to follow (the site outside the base path is not ours).
-        response = case.call(base_url=live.base, headers=headers, timeout=30, allow_redirects=False)
-        case.validate_response(response, checks=CHECKS, headers=headers)
+        response = case.call(base_url=live.base, headers=sent, timeout=30, allow_redirects=False)
+        case.validate_response(response, checks=checks, headers=sent)
 
     try:
         fuzz()
@@ -152,6 +151,11 @@ def test_fuzzed_requests_get_no_server_error_and_conform(fuzz_schema, live, acco
         if errors:
             print("Server tracebacks:\n" + "\n".join(errors[-3:]))
         raise
+
+
+@pytest.mark.parametrize(("method", "path"), list(_fuzz_params()))
+def test_fuzzed_requests_get_no_server_error_and_conform(fuzz_schema, live, account, method, path):
+    run_fuzz(live, fuzz_schema[path][method], lambda: {"Origin": live.origin, "Cookie": account.cookie()}, CHECKS)
 
 
 def test_the_served_document_covers_every_registered_route(live):
@@ -195,24 +199,7 @@ SCIM_CHECKS = [not_a_server_error, scim_error_is_the_error_schema, status_code_c
 
 @pytest.mark.parametrize(("method", "path"), [pytest.param(m, p, id=f"{m} {p}") for m, p in SCIM_OPERATIONS])
 def test_fuzzed_scim_requests_get_no_server_error(fuzz_schema, live, scim_token, method, path):
-    operation = fuzz_schema[path][method]
-
-    @hypothesis.seed(int(SEED or 0))
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=SEED is None,
-              phases=[Phase.explicit, Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
-    @given(case=_strategy(operation))
-    def fuzz(case):
-        headers = {"Authorization": f"Bearer {scim_token}"}
-        response = case.call(base_url=live.base, headers=headers, timeout=30, allow_redirects=False)
-        case.validate_response(response, checks=SCIM_CHECKS, headers=headers)
-
-    try:
-        fuzz()
-    except Exception:
-        errors = live.server_errors()
-        if errors:
-            print("Server tracebacks:\n" + "\n".join(errors[-3:]))
-        raise
+    run_fuzz(live, fuzz_schema[path][method], lambda: {"Authorization": f"Bearer {scim_token}"}, SCIM_CHECKS)
 
 
 # --- raw HTTP -----------------------------------------------------------------------------------
