@@ -180,6 +180,8 @@ AUTHSERVICE_SSO = {
         # SAML Single Logout (docs/saml-slo.md): the SLO endpoints and SingleLogoutService in SP metadata.
         "enable_single_logout": env.bool("AUTH_SSO_SAML_ENABLE_SINGLE_LOGOUT", default=False),
     },
+    # SCIM 2.0 provisioning under {base}/scim/v2/ (docs/scim.md); each connection needs its own token.
+    "scim": {"enabled": env.bool("AUTH_SCIM_ENABLED", default=True)},
 }
 
 # --- Static files: WhiteNoise ------------------------------------------------------------------------

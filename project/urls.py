@@ -7,6 +7,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", views.demo, name="demo"),
     path("me/", views.me, name="me"),
+    path("", include("sso.urls")),  # SCIM 2.0, ahead of authservice's catch-all
     path("", include("authservice.urls")),
 ]
 

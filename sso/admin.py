@@ -220,3 +220,6 @@ class MemberAdmin(admin.ModelAdmin):
     list_filter = ("role", "managed_by")
     search_fields = (f"user__{users.email_field()}", "organization__slug")
     raw_id_fields = ("user", "organization")
+
+
+from sso.scim import admin as scim_admin  # noqa: E402, F401 - registers the SCIM models

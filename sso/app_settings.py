@@ -119,6 +119,17 @@ DEFAULTS = {
     },
     # Seconds for discovery and every server-side IdP fetch (sso.md §4).
     "discovery_timeout": 10,
+    "scim": {
+        # SCIM 2.0 provisioning under {base}/scim/v2/ and POST /scim/generate-token (docs/scim.md).
+        "enabled": False,
+        # Largest page a list answers (ServiceProviderConfig filter.maxResults); bigger counts are cut.
+        # 100 (Okta's page size) keeps a page within I6's CPU budget: ~15 ms, ~50 ms with attributes.
+        "max_results": 100,
+        # Largest PATCH: operations in one request. Each costs up to ~0.6 ms of CPU (a user's are applied
+        # by scim2-models in memory), so 100 keeps a request under I6's 100 ms; members ride in one
+        # operation's value list, as Okta and Entra send them.
+        "max_operations": 100,
+    },
 }
 
 # What a key may hold where its default does not say it (authservice/setting_types.py); every other

@@ -17,3 +17,8 @@ class SsoConfig(AppConfig):
 
         for module in MODULES:
             importlib.import_module(module)
+        from authservice.api import openapi
+        from sso.scim import openapi as scim_openapi
+
+        if scim_openapi.extend not in openapi.extensions:  # SCIM's routes are not registry endpoints
+            openapi.extensions.append(scim_openapi.extend)

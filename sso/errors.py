@@ -105,6 +105,9 @@ for _code, _message in {
         "Single Logout needs an SP signing key (spMetadata.privateKey) to sign the LogoutRequest"
     ),
     "SAML_LOGOUT_SESSION_NOT_SAML": "This session was not opened by a SAML sign-in with this provider",
+    # SCIM (issue 14 §1).
+    "SCIM_ORGANIZATION_MISMATCH": "The SSO provider does not belong to this organization",
+    "SCIM_CONNECTION_NOT_FOUND": "SCIM provider not found",
 }.items():
     define(_code, _message)
 

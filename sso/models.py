@@ -348,3 +348,7 @@ class SamlSession(models.Model):
 
     def __str__(self):
         return f"{self.session_id} <- {self.name_id}"
+
+
+# SCIM's models live with the rest of SCIM; imported here so Django registers them in this app.
+from sso.scim.models import ScimConnection, ScimGroup, ScimGroupMember, ScimUser  # noqa: E402, F401

@@ -13,7 +13,10 @@ The raw cases speak HTTP over a socket, so nothing (no client library) normalize
 import json
 import os
 import socket
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import hypothesis
 import pytest
@@ -30,6 +33,7 @@ from schemathesis.specs.openapi.checks import (
 
 from authservice.api import openapi
 from authservice.api.registry import registry
+from sso.scim import openapi as scim_openapi
 from tests.fuzz_server import LiveServer
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
@@ -38,6 +42,9 @@ SEED = os.environ.get("FUZZ_SEED")
 PASSWORD = "fuzzing horse battery"
 SESSION_COOKIE = "auth.session_token"
 OPERATIONS = sorted({(e.method, openapi.openapi_path(e.path)) for e in registry}, key=lambda o: (o[1], o[0]))
+# The SCIM protocol routes (sso/scim/openapi.py): documented beside the registry, fuzzed with a bearer token.
+SCIM_OPERATIONS = sorted({(method.upper(), path) for path, item in scim_openapi.paths().items() for method in item},
+                         key=lambda o: (o[1], o[0]))
 
 
 def _fuzz_params():
@@ -124,19 +131,18 @@ def _strategy(operation):
                      operation.as_strategy(generation_mode=schemathesis.GenerationMode.NEGATIVE))
 
 
-@pytest.mark.parametrize(("method", "path"), list(_fuzz_params()))
-def test_fuzzed_requests_get_no_server_error_and_conform(fuzz_schema, live, account, method, path):
-    operation = fuzz_schema[path][method]
+def run_fuzz(live, operation, headers, checks):
+    """``EXAMPLES`` generated cases of ``operation``, each sent with ``headers()`` and checked by ``checks``."""
 
     @hypothesis.seed(int(SEED or 0))
     @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=SEED is None,
               phases=[Phase.explicit, Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
     @given(case=_strategy(operation))
     def fuzz(case):
-        headers = {"Origin": live.origin, "Cookie": account.cookie()}
+        sent = headers()
         # Redirects are answers to check, not to follow (the site outside the base path is not ours).
-        response = case.call(base_url=live.base, headers=headers, timeout=30, allow_redirects=False)
-        case.validate_response(response, checks=CHECKS, headers=headers)
+        response = case.call(base_url=live.base, headers=sent, timeout=30, allow_redirects=False)
+        case.validate_response(response, checks=checks, headers=sent)
 
     try:
         fuzz()
@@ -147,10 +153,53 @@ def test_fuzzed_requests_get_no_server_error_and_conform(fuzz_schema, live, acco
         raise
 
 
+@pytest.mark.parametrize(("method", "path"), list(_fuzz_params()))
+def test_fuzzed_requests_get_no_server_error_and_conform(fuzz_schema, live, account, method, path):
+    run_fuzz(live, fuzz_schema[path][method], lambda: {"Origin": live.origin, "Cookie": account.cookie()}, CHECKS)
+
+
 def test_the_served_document_covers_every_registered_route(live):
     document = requests.get(live.base + "/openapi.json", timeout=30).json()
     served = {(method.upper(), path) for path, item in document["paths"].items() for method in item}
-    assert served == set(OPERATIONS)
+    assert served == set(OPERATIONS) | set(SCIM_OPERATIONS)
+
+
+# --- SCIM -------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def scim_token(live):
+    """A SCIM connection of a provider verified for example.com, made in the server's database."""
+    root = Path(__file__).resolve().parent.parent
+    setup = ("from authservice import users; from sso.models import SsoProvider; "
+             "owner = users.create(email='scim-owner@fuzz.example', name='Owner'); "
+             "SsoProvider.objects.create(provider_id='fuzz-scim', issuer='https://idp.example.com', "
+             "domain='example.com', domain_verified=True, oidc_config={'clientId': 'c'}, user=owner)")
+    subprocess.run([sys.executable, "manage.py", "shell", "-c", setup], env=live.env, cwd=root, check=True,
+                   timeout=120)
+    issued = subprocess.run([sys.executable, "manage.py", "scim_token", "fuzz-scim"], env=live.env, cwd=root,
+                            check=True, capture_output=True, text=True, timeout=120)
+    return issued.stdout.strip()
+
+
+@schemathesis.check
+def scim_error_is_the_error_schema(ctx, response, case):
+    """RFC 7644 §3.12: every SCIM error is application/scim+json in the Error schema."""
+    if response.status_code < 400:
+        return None
+    content_type = (response.headers.get("content-type") or [""])[0]
+    assert content_type.startswith("application/scim+json"), f"error with Content-Type {content_type!r}"
+    body = response.json()
+    assert body.get("schemas") == ["urn:ietf:params:scim:api:messages:2.0:Error"], body
+    assert body.get("status") == str(response.status_code), body
+    return None
+
+
+SCIM_CHECKS = [not_a_server_error, scim_error_is_the_error_schema, status_code_conformance,
+               content_type_conformance]
+
+
+@pytest.mark.parametrize(("method", "path"), [pytest.param(m, p, id=f"{m} {p}") for m, p in SCIM_OPERATIONS])
+def test_fuzzed_scim_requests_get_no_server_error(fuzz_schema, live, scim_token, method, path):
+    run_fuzz(live, fuzz_schema[path][method], lambda: {"Authorization": f"Bearer {scim_token}"}, SCIM_CHECKS)
 
 
 # --- raw HTTP -----------------------------------------------------------------------------------

@@ -42,9 +42,32 @@ def success_schema(document, method, path, status="200"):
 
 
 # --- coverage and validity ----------------------------------------------------------------------
+def extension_operations():
+    """The SCIM protocol routes: documented by sso/scim/openapi.py, not by the registry (another wire format)."""
+    from sso.scim import openapi as scim_openapi
+
+    return {(method.upper(), path): item for path, ops in scim_openapi.paths().items() for method, item in ops.items()}
+
+
 def test_every_registered_endpoint_is_documented_and_nothing_else(document):
     registered = {(e.method, openapi.openapi_path(e.path)) for e in registry}
-    assert set(operations(document)) == registered
+    assert set(operations(document)) == registered | set(extension_operations())
+
+
+def test_the_scim_routes_are_documented_with_their_bearer_token_and_media_type(document):
+    users = op(document, "POST", "/scim/v2/Users")
+    assert users["security"] == [{"scimBearer": []}]
+    assert "application/scim+json" in users["requestBody"]["content"]
+    assert users["responses"]["409"]["content"]["application/scim+json"]["schema"] == {
+        "$ref": "#/components/schemas/ScimError"}
+    assert document["components"]["securitySchemes"]["scimBearer"]["scheme"] == "bearer"
+    assert op(document, "POST", "/scim/generate-token")["responses"]["201"]
+
+
+def test_without_scim_its_routes_leave_the_document(api, db, settings):
+    settings.AUTHSERVICE_SSO = {**settings.AUTHSERVICE_SSO, "scim": {"enabled": False}}
+    paths = api.api_get("/openapi.json").json()["paths"]
+    assert not [path for path in paths if path.startswith("/scim/")]
 
 
 def test_plugin_endpoints_are_documented_too(document):
@@ -65,7 +88,8 @@ def test_the_document_is_valid_openapi(document):
 
 
 def test_operation_ids_are_the_in_process_names(document):
-    assert {o["operationId"] for o in operations(document).values()} == {e.name for e in registry}
+    assert {o["operationId"] for o in operations(document).values()} == \
+        {e.name for e in registry} | {o["operationId"] for o in extension_operations().values()}
 
 
 def test_summaries_and_tags_come_from_the_declarations(document):
@@ -81,7 +105,12 @@ def test_the_server_is_the_public_base_url(document):
 
 # --- errors -------------------------------------------------------------------------------------
 def test_every_operation_answers_errors_with_the_shared_error_shape(document):
+    scim = set(extension_operations())
     for key, operation in operations(document).items():
+        if key in scim:  # the SCIM Error schema instead (RFC 7644 §3.12)
+            assert operation["responses"]["5XX"]["content"]["application/scim+json"]["schema"] == {
+                "$ref": "#/components/schemas/ScimError"}, key
+            continue
         for status in ("4XX", "5XX"):
             assert operation["responses"][status] == {"$ref": "#/components/responses/Error"}, key
     error = document["components"]["responses"]["Error"]["content"][JSON]["schema"]

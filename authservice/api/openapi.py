@@ -191,6 +191,7 @@ SUCCESS = {
                                            domains={"type": "array", "items": ref("SsoProviderDomain")}),
                                        status="201"),
     "SsoProvider": Success(ref("SsoProvider")),
+    "ScimToken": Success(obj(("scimToken",), scimToken=STRING), status="201"),
     "SsoProviderRegistered": Success(ref("SsoProvider")),
     "SsoProviderList": Success(obj(("providers",), providers={"type": "array", "items": ref("SsoProvider")})),
     "Organization": Success(ref("Organization")),
@@ -429,14 +430,20 @@ def _version():
         return "0.0.0"
 
 
+# Plugins' routes that are not registry endpoints (another wire format, e.g. SCIM) add themselves here:
+# callables ``extend(document)`` run on the whole document of every registered endpoint.
+extensions = []
+
+
 def build(server_url=None, endpoints=None):
-    """The document for ``endpoints`` (default: every registered endpoint), served from ``server_url``."""
+    """The document for ``endpoints`` (default: every registered endpoint, plus what ``extensions`` add),
+    served from ``server_url``."""
     paths = {}
     tags = []
     for endpoint in registry if endpoints is None else endpoints:
         paths.setdefault(openapi_path(endpoint.path), {})[endpoint.method.lower()] = operation(endpoint)
         tags += [tag for tag in endpoint.tags if tag not in tags]
-    return {
+    document = {
         "openapi": OPENAPI_VERSION,
         "info": {
             "title": "authservice",
@@ -462,3 +469,7 @@ def build(server_url=None, endpoints=None):
             },
         },
     }
+    if endpoints is None:
+        for extend in extensions:
+            extend(document)
+    return document

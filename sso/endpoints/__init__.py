@@ -11,4 +11,5 @@ MODULES = [
     "sso.endpoints.callback",
     "sso.endpoints.saml",
     "sso.endpoints.saml_logout",
+    "sso.endpoints.scim",
 ]
