@@ -76,3 +76,21 @@ def test_an_ec_sp_key_accepted_at_register_is_not_a_500_at_the_slo_service_post(
     message = Message(issuer=idp_entity("evil"), destination=slo_url("evil"), name_id="mallory@evil.test")
     response = post_slo("evil", post_form(message, slo_keys["other"], tmp_path))
     assert response.status_code != 500, response.content
+
+
+def test_an_ec_sp_key_accepted_at_register_is_not_a_500_at_sp_initiated_logout(slo_on, sign_in, make_user, slo_keys):
+    """Same, SP-initiated: a user of that provider calls POST /sso/saml2/logout/evil; signing our
+    LogoutRequest raises inside libxmlsec1. Documented errors of this route are 400s that keep the session."""
+    from sso.models import SsoProvider  # noqa: PLC0415
+    from tests.security.saml_slo_support import alive, saml_signed_in  # noqa: PLC0415
+
+    owner = sign_in("owner@evil.test")
+    registered = _register(owner, slo_keys["other"], REDIRECT)
+    if registered.status_code == 400:
+        return
+    assert registered.status_code == 200, registered.content
+    user = saml_signed_in(make_user, SsoProvider.objects.get(provider_id="evil"), "m@evil.test", "_m")
+    response = user.api_post("/sso/saml2/logout/evil", {"callbackURL": "/bye"})
+    assert response.status_code != 500, response.content
+    if response.status_code == 400:
+        assert alive(user)
