@@ -183,3 +183,20 @@ def test_sp_initiated_logout_refuses_an_untrusted_callback_and_keeps_the_session
     assert response.status_code in (400, 403), (response.status_code, response.content)
     assert alive(ada)
 
+
+
+@pytest.mark.parametrize("headers", [
+    {"HTTP_ORIGIN": "null"},  # a sandboxed iframe's form post
+    {"HTTP_ORIGIN": "https://127.0.0.1.evil.test"},
+    {"HTTP_SEC_FETCH_SITE": "cross-site", "HTTP_REFERER": "https://evil.test/"},  # no Origin at all
+])
+@pytest.mark.parametrize("content_type", [FORM, "text/plain"])
+def test_sp_initiated_logout_is_not_a_cross_site_form_target(ada, headers, content_type):
+    """Logout CSRF: a cross-site form (no CORS preflight) posting to POST /sso/saml2/logout/acme must
+    not end the victim's session or clear its cookie."""
+    ada.origin = None
+    response = ada.generic("POST", f"{BASE}/sso/saml2/logout/acme", "callbackURL=/x", content_type=content_type,
+                           **headers)
+    assert response.status_code in (400, 403, 415), (response.status_code, response.content)
+    assert alive(ada)
+    assert "auth.session_token" not in response.cookies
