@@ -19,10 +19,15 @@ ours_env() {
 ours_command() {
     local server=$1 port=$2
     case $server in
+        # One Python thread per worker: Django's views are CPU-bound and each thread keeps its own
+        # database connection (granian's default allows hundreds of threads, and as many connections).
         granian-wsgi) echo "$PYTHON -m granian --interface wsgi --host 127.0.0.1 --port $port --workers $WORKERS \
-            --no-ws --log-level warning project.wsgi:application" ;;
+            --blocking-threads 1 --no-ws --log-level warning project.wsgi:application" ;;
+        granian-wsgi-4t) echo "$PYTHON -m granian --interface wsgi --host 127.0.0.1 --port $port --workers $WORKERS \
+            --blocking-threads 4 --no-ws --log-level warning project.wsgi:application" ;;
+        # At most 8 requests at once per worker: under ASGI each one opens its own database connection.
         granian-asgi) echo "$PYTHON -m granian --interface asgi --host 127.0.0.1 --port $port --workers $WORKERS \
-            --no-ws --log-level warning project.asgi:application" ;;
+            --backpressure 8 --no-ws --log-level warning project.asgi:application" ;;
         gunicorn-sync) echo "$PYTHON -m gunicorn project.wsgi:application --workers $WORKERS --bind 127.0.0.1:$port \
             --timeout 120 --graceful-timeout 5" ;;
         gunicorn-gthread) echo "$PYTHON -m gunicorn project.wsgi:application --workers $WORKERS --bind 127.0.0.1:$port \

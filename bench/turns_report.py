@@ -68,7 +68,10 @@ def main():
             theirs = runs.get((row, side))
             if not ours or not theirs:
                 continue
-            ratio = statistics.median(r["rps"] for r in ours) / statistics.median(r["rps"] for r in theirs)
+            theirs_rps = statistics.median(r["rps"] for r in theirs)
+            if not theirs_rps:
+                continue
+            ratio = statistics.median(r["rps"] for r in ours) / theirs_rps
             by_round = {r["round"]: r["rps"] for r in theirs}
             rounds = ", ".join(f"{r['rps'] / by_round[r['round']]:.2f}" for r in ours if by_round.get(r["round"]))
             print(f"| {row} | {side} | **{ratio:.2f}** | {rounds} |")
