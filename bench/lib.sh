@@ -19,12 +19,14 @@ ours_env() {
 ours_command() {
     local server=$1 port=$2
     case $server in
-        # One Python thread per worker: Django's views are CPU-bound and each thread keeps its own
-        # database connection (granian's default allows hundreds of threads, and as many connections).
-        granian-wsgi) echo "$PYTHON -m granian --interface wsgi --host 127.0.0.1 --port $port --workers $WORKERS \
-            --blocking-threads 1 --no-ws --log-level warning project.wsgi:application" ;;
-        granian-wsgi-4t) echo "$PYTHON -m granian --interface wsgi --host 127.0.0.1 --port $port --workers $WORKERS \
-            --blocking-threads 4 --no-ws --log-level warning project.wsgi:application" ;;
+        # granian-wsgi-<n>t: n Python threads per worker (granian-wsgi: BENCH_GRANIAN_THREADS, 4). Each
+        # thread keeps its own database connection, and granian's default allows hundreds of threads:
+        # under 32 connections PostgreSQL (max_connections 100, shared) would refuse clients.
+        granian-wsgi|granian-wsgi-*t)
+            local threads=${BENCH_GRANIAN_THREADS:-4}
+            [ "$server" = granian-wsgi ] || { threads=${server#granian-wsgi-}; threads=${threads%t}; }
+            echo "$PYTHON -m granian --interface wsgi --host 127.0.0.1 --port $port --workers $WORKERS \
+            --blocking-threads $threads --no-ws --log-level warning project.wsgi:application" ;;
         # At most 8 requests at once per worker: under ASGI each one opens its own database connection.
         granian-asgi) echo "$PYTHON -m granian --interface asgi --host 127.0.0.1 --port $port --workers $WORKERS \
             --backpressure 8 --no-ws --log-level warning project.asgi:application" ;;
