@@ -133,8 +133,9 @@ done
 
 order=($SIDES)
 for round in $(seq 1 "$ROUNDS"); do
-    for cache in $CACHES; do
-        for row in $ROWS; do
+    # Rows in the order given (get-session first), each with caches off then on.
+    for row in $ROWS; do
+        for cache in $CACHES; do
             for side in "${order[@]}"; do
                 name=$side-$cache
                 out="$WORK/wrk-$row-$name-$round.txt"
@@ -143,6 +144,9 @@ for round in $(seq 1 "$ROUNDS"); do
                 measure "$row" "$name" "$DURATION" "$out"
                 printf '%s\t%s\t%s\t%s\t%s\n' "$row, caches $cache" "$side" "$round" "$load" \
                     "$("$PYTHON" "$HERE/report.py" parse "$out" "$out.cpu.json")" >>"$RESULTS"
+                # The server still hashes the passwords of the requests it accepted before wrk stopped:
+                # let it finish, or the next run pays for them.
+                timeout 90 "$PYTHON" "$HERE/cpu.py" drain --server-pid "${SERVER_PID[$name]}" --max-wait 60 >/dev/null
             done
         done
     done

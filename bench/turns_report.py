@@ -5,7 +5,8 @@
 RESULTS_TSV lines: row, side, round, 1-minute load average, then the fields of ``report.py parse``
 (requests rps p50 p99 failed socket_errors server_cpu_ms pg_cpu_ms wrk_cores other_cores).
 For each row and side it prints the median req/s over the rounds (and the range), the median p50 and
-the worst p99, the CPU per request, every failed answer, and the load averages seen. With --baseline,
+the worst p99, the CPU per request, every failed answer, the load averages seen before the runs and the
+median CPU that everything else used during them (cpu.py's "other", steal included). With --baseline,
 each --versus side gets the ratio baseline / that side of the median req/s (ours / theirs), and the
 same ratio round by round: the rounds ran back to back, so a drift of the machine affects both.
 """
@@ -43,8 +44,8 @@ def main():
     args = parser.parse_args()
     runs, rows, sides = load(args.results)
     print("| row | server | req/s (median, range) | p50 ms | p99 ms (worst) | server CPU ms/req "
-          "| PostgreSQL CPU ms/req | failed answers | load avg (1 min) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+          "| PostgreSQL CPU ms/req | failed answers | load avg (1 min) | other load (cores) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
     for row in rows:
         for side in sides:
             found = runs.get((row, side))
@@ -56,7 +57,7 @@ def main():
                   f"| {statistics.median(r['p50'] for r in found):.1f} | {max(r['p99'] for r in found):.1f} "
                   f"| {statistics.median(r['server'] for r in found):.2f} "
                   f"| {statistics.median(r['pg'] for r in found):.2f} | {sum(r['bad'] for r in found)} "
-                  f"| {min(loads):.2f}-{max(loads):.2f} |")
+                  f"| {min(loads):.2f}-{max(loads):.2f} | {statistics.median(r['other'] for r in found):.2f} |")
     if not args.baseline:
         return
     print()
