@@ -4,7 +4,7 @@
 # the serving layer's ceiling) against each of them in turn, the order reversed every other round.
 # `bash bench/servers.sh`. See bench/README.md ("Choosing the server").
 #
-# Knobs (environment): SERVERS_LIST ("granian-wsgi granian-wsgi-4t granian-asgi gunicorn-sync gunicorn-gthread
+# Knobs (environment): SERVERS_LIST ("granian-wsgi-1t granian-wsgi-4t granian-asgi gunicorn-sync gunicorn-gthread
 # uvicorn": lib.sh has their command lines),
 # SERVERS_ENDPOINTS ("get-session ok"), BENCH_ROUNDS (3), BENCH_DURATION (s per run, 5),
 # BENCH_CONNECTIONS (32), BENCH_THREADS (2), BENCH_WORKERS (2 processes per server),
@@ -16,7 +16,7 @@ ROOT=$(dirname "$HERE")
 cd "$ROOT"
 
 PYTHON=${PYTHON:-python}
-LIST=${SERVERS_LIST:-granian-wsgi granian-wsgi-4t granian-asgi gunicorn-sync gunicorn-gthread uvicorn}
+LIST=${SERVERS_LIST:-granian-wsgi-1t granian-wsgi-4t granian-asgi gunicorn-sync gunicorn-gthread uvicorn}
 ENDPOINTS=${SERVERS_ENDPOINTS:-get-session ok}
 ROUNDS=${BENCH_ROUNDS:-3}
 DURATION=${BENCH_DURATION:-5}
