@@ -8,11 +8,22 @@ instances through the same converters Django applies (time zones, SQLite's text 
 
 Only equality lookups on one table (optionally joined with one foreign key) and a delete by
 primary key. Anything more involved stays on the ORM.
+
+On PostgreSQL with psycopg 3, when the project turns prepared statements on
+(``DATABASES[...]["OPTIONS"]["prepare_threshold"]``, which Django leaves off for connection poolers),
+these statements run on a server-binding cursor, so psycopg prepares each of them once per connection
+and PostgreSQL stops parsing and planning it on every request. Django's own queries keep Django's
+client-binding cursor: only this fixed SQL, with its plain parameters, changes how it is sent.
 """
 
 import functools
 
 from django.db import connections, router
+
+try:  # psycopg 3; psycopg2 has no server-side binding
+    from django.db.backends.postgresql.base import ServerBindingCursor
+except ImportError:  # pragma: no cover - no PostgreSQL driver, or psycopg2
+    ServerBindingCursor = None
 
 
 def _quote(connection, model, field):
@@ -50,6 +61,21 @@ def instance(model, alias, values):
     return model.from_db(alias, attnames, values)
 
 
+def _cursor(connection):
+    """A cursor for the fixed SQL here: server-binding where psycopg may prepare it, else Django's."""
+    if connection.vendor != "postgresql" or ServerBindingCursor is None:
+        return connection.cursor()
+    # What connection.cursor() does before it makes its cursor: health check, (re)connect.
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    raw = connection.connection
+    if getattr(raw, "prepare_threshold", None) is None:
+        return connection.cursor()
+    with connection.wrap_database_errors:
+        # Wrapped as Django wraps its own (error translation, execute_wrapper, query logging).
+        return connection._prepare_cursor(ServerBindingCursor(raw))
+
+
 @functools.lru_cache(maxsize=None)
 def _select_sql(model, alias, fields, related, for_update):
     connection = connections[alias]
@@ -75,7 +101,7 @@ def get_row(model, *, related=None, for_update=False, **equals):
     """
     alias = router.db_for_write(model) if for_update else router.db_for_read(model)
     names = tuple(sorted(equals))
-    with connections[alias].cursor() as cursor:
+    with _cursor(connections[alias]) as cursor:
         cursor.execute(_select_sql(model, alias, names, related, for_update), [equals[name] for name in names])
         row = cursor.fetchone()
     if row is None:
@@ -103,6 +129,6 @@ def delete_by_pk(model, pk):
     ``QuerySet.delete()`` there is no cascade and no pre/post_delete signal.
     """
     alias = router.db_for_write(model)
-    with connections[alias].cursor() as cursor:
+    with _cursor(connections[alias]) as cursor:
         cursor.execute(_delete_sql(model, alias), [pk])
         return cursor.rowcount == 1

@@ -4,6 +4,9 @@
     runs the command and writes, as JSON, the CPU (in cores, i.e. CPU-seconds per second) used by
     the gunicorn master and workers, by the PostgreSQL backends of database NAME, by the command
     itself (wrk), and by everything else on the machine ("other": a second job skews the figures).
+``cpu.py drain --server-pid PID --max-wait S``
+    waits (at most S seconds) until the server's process tree uses under 0.05 cores: done with the
+    requests it accepted before wrk stopped. Prints the load it saw last.
 ``cpu.py idle --max-wait S``
     waits (at most S seconds) until the machine is quiet: under 0.25 busy cores for two seconds in a
     row. Prints the load it saw last.
@@ -110,6 +113,19 @@ def idle(args):
             return 0
 
 
+def drain(args):
+    """Wait until the server's process tree is idle: wrk stops sending, but a server still works through
+    the requests it had accepted (32 argon2 hashes are seconds of CPU), which the next run would pay."""
+    deadline = time.monotonic() + args.max_wait
+    while True:
+        before = _ours(_processes(), args.server_pid, "-")[0]
+        time.sleep(0.5)
+        cores = _delta(before, _ours(_processes(), args.server_pid, "-")[0]) / TICK / 0.5
+        if cores < 0.05 or time.monotonic() > deadline:
+            print(f"{cores:.2f}")
+            return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="action", required=True)
@@ -120,12 +136,15 @@ def main():
     run_parser.add_argument("command", nargs=argparse.REMAINDER)
     idle_parser = sub.add_parser("idle")
     idle_parser.add_argument("--max-wait", type=float, default=60)
+    drain_parser = sub.add_parser("drain")
+    drain_parser.add_argument("--server-pid", type=int, required=True)
+    drain_parser.add_argument("--max-wait", type=float, default=60)
     args = parser.parse_args()
     if args.action == "run":
         if args.command and args.command[0] == "--":
             args.command = args.command[1:]
         return run(args)
-    return idle(args)
+    return drain(args) if args.action == "drain" else idle(args)
 
 
 if __name__ == "__main__":

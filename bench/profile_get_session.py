@@ -8,7 +8,10 @@ which holds cookies.txt)::
 
 Prints wall and CPU microseconds per request and the number of SQL queries per request; with
 ``--profile N`` also cProfile's top N functions by cumulative and by own time. ``--path /me/`` profiles
-the example project's middleware path instead (``request.user`` from the same cookies).
+the example project's middleware path instead (``request.user`` from the same cookies). It calls
+``project.wsgi.application`` (API requests skip the middleware they never use); ``--full-stack`` calls
+Django's handler with every middleware instead. With ``AUTH_SESSION_COOKIE_CACHE=true`` and cookies
+that carry ``session_data`` (compare.sh's ``primed-ours-on.txt``) it profiles the cookie-cache path.
 """
 
 import argparse
@@ -40,12 +43,19 @@ def main():
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
     parser.add_argument("--path", default="/api/auth/get-session")
+    parser.add_argument("--full-stack", action="store_true", help="Django's handler with every middleware")
     args = parser.parse_args()
 
-    from django.core.wsgi import get_wsgi_application
     from django.db import connection
 
-    application = get_wsgi_application()
+    # What a server runs: the example project's WSGI application, with its lean API path
+    # (authservice.wsgi). Pass --full-stack for Django's handler with every middleware.
+    if args.full_stack:
+        from django.core.wsgi import get_wsgi_application
+
+        application = get_wsgi_application()
+    else:
+        from project.wsgi import application
     cookies = [line.strip() for line in open(args.cookies) if line.strip()]
     statuses = []
 

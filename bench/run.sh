@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Load-test get-session, the example project's /me/ (the middleware path), sign-in, sign-up and the SAML ACS
-# under gunicorn on PostgreSQL, without and with Redis.
+# under granian (BENCH_SERVER=gunicorn: gunicorn) on PostgreSQL, without and with Redis.
 # One command: `bash bench/run.sh`. See bench/README.md for what it does and what the figures mean.
 #
 # Knobs (environment): BENCH_DURATION (s per run, 15), BENCH_CONNECTIONS (32), BENCH_THREADS (2),
-# BENCH_WORKERS (gunicorn workers, 2), BENCH_GUNICORN_ARGS (extra gunicorn flags), BENCH_WSGI
+# BENCH_WORKERS (server workers, 2), BENCH_SERVER (granian, or gunicorn), BENCH_GRANIAN_THREADS (4),
+# BENCH_GUNICORN_ARGS (extra gunicorn flags), BENCH_WSGI
 # (the WSGI application, project.wsgi:application), BENCH_DATABASE_URL,
 # BENCH_REDIS_URL, BENCH_MODES ("plain redis"), BENCH_ENDPOINTS ("get-session me sign-in sign-up saml-acs"),
 # BENCH_HASH_SECONDS (8; 0 skips the hash ceiling), BENCH_IDLE_WAIT (s to wait for a quiet machine before each run, 60),
@@ -21,6 +22,8 @@ DURATION=${BENCH_DURATION:-15}
 CONNECTIONS=${BENCH_CONNECTIONS:-32}
 THREADS=${BENCH_THREADS:-2}
 WORKERS=${BENCH_WORKERS:-2}
+SERVER=${BENCH_SERVER:-granian}
+GRANIAN_THREADS=${BENCH_GRANIAN_THREADS:-4}
 DATABASE_URL_BENCH=${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/authservice_bench}
 REDIS_URL_BENCH=${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14}
 MODES=${BENCH_MODES:-plain redis}
@@ -76,7 +79,7 @@ ensure_wrk() {
 }
 
 ensure_python_packages() {
-    "$PYTHON" -c "import django, environ, rest_framework, argon2, gunicorn, psycopg, redis" 2>/dev/null && return
+    "$PYTHON" -c "import django, environ, rest_framework, argon2, gunicorn, granian, psycopg, redis" 2>/dev/null && return
     log "installing requirements.txt"
     timeout 600 "$PYTHON" -m pip install -q -r requirements.txt || die "pip install -r requirements.txt failed"
 }
@@ -136,19 +139,28 @@ service_env() {
 
 start_server() {
     local port=$1 redis=$2 mode=$3
-    # shellcheck disable=SC2046,SC2086
-    env $(service_env "$port" "$redis") "$PYTHON" -m gunicorn "${BENCH_WSGI:-project.wsgi:application}" \
-        --workers "$WORKERS" --bind "127.0.0.1:$port" --timeout 120 --graceful-timeout 5 \
-        --error-logfile "$WORK/gunicorn-$mode.log" ${BENCH_GUNICORN_ARGS:-} &
+    if [ "$SERVER" = gunicorn ]; then
+        # shellcheck disable=SC2046,SC2086
+        env $(service_env "$port" "$redis") "$PYTHON" -m gunicorn "${BENCH_WSGI:-project.wsgi:application}" \
+            --workers "$WORKERS" --bind "127.0.0.1:$port" --timeout 120 --graceful-timeout 5 \
+            --error-logfile "$WORK/gunicorn-$mode.log" ${BENCH_GUNICORN_ARGS:-} &
+    else
+        # The production command of the README (chosen by bench/servers.sh): granian, WSGI, a few
+        # Python threads per worker (each keeps one database connection).
+        # shellcheck disable=SC2046,SC2086
+        env $(service_env "$port" "$redis") "$PYTHON" -m granian --interface wsgi --host 127.0.0.1 --port "$port" \
+            --workers "$WORKERS" --blocking-threads "$GRANIAN_THREADS" --no-ws --log-level warning \
+            "${BENCH_WSGI:-project.wsgi:application}" >"$WORK/granian-$mode.log" 2>&1 &
+    fi
     SERVER_PID=$!
     for _ in $(seq 1 150); do
-        kill -0 "$SERVER_PID" 2>/dev/null || die "gunicorn exited (see $WORK/gunicorn-$mode.log)"
+        kill -0 "$SERVER_PID" 2>/dev/null || die "$SERVER exited (see $WORK/$SERVER-$mode.log)"
         if [ "$(curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$port/api/auth/ok")" = 200 ]; then
             return
         fi
         sleep 0.2
     done
-    die "gunicorn did not answer /api/auth/ok within 30 s"
+    die "$SERVER did not answer /api/auth/ok within 30 s"
 }
 
 run_wrk() {
@@ -214,7 +226,7 @@ run_mode() {
     # shellcheck disable=SC2046
     timeout 300 env $(service_env "$port" "$redis") "$PYTHON" "$HERE/seed.py" --out "$WORK" --password "$PASSWORD" \
         "${saml_seed[@]}" >&2 || die "seeding failed"
-    log "[$mode] gunicorn, $WORKERS workers, on 127.0.0.1:$port"
+    log "[$mode] $SERVER, $WORKERS workers, on 127.0.0.1:$port"
     start_server "$port" "$redis" "$mode"
     timeout 120 "$PYTHON" "$HERE/check.py" "http://127.0.0.1:$port" "$WORK/cookies.txt" "$WORK/emails.txt" \
         "$PASSWORD" "$mode-$(date +%s%N)" || die "the service does not answer as expected"
@@ -279,7 +291,7 @@ echo
 echo "## authservice benchmark"
 echo
 echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)," \
-     "gunicorn $WORKERS workers ${BENCH_GUNICORN_ARGS:-(sync)}, PostgreSQL, wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, AUTH_RATE_LIMIT=false."
+     "$(if [ "$SERVER" = gunicorn ]; then echo "gunicorn $WORKERS workers ${BENCH_GUNICORN_ARGS:-(sync)}"; else echo "granian WSGI $WORKERS workers x $GRANIAN_THREADS threads"; fi), PostgreSQL, wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, AUTH_RATE_LIMIT=false."
 echo
 "$PYTHON" "$HERE/report.py" table "$RESULTS" "$CEILING" "$HASH_MS"
 echo

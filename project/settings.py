@@ -3,7 +3,7 @@
 Environment variables (a contract; tooling outside this repository relies on these names):
 DATABASE_URL, SECRET_KEY, DEBUG, ALLOWED_HOSTS, AUTH_BASE_URL, AUTH_TRUSTED_ORIGINS, AUTH_RATE_LIMIT,
 EMAIL_URL, REDIS_URL, AUTH_IP_HEADER, AUTH_SOCIAL_PROVIDERS, AUTH_TASKS_BACKEND, AUTH_BEARER, AUTH_COOKIE_SAME_SITE,
-AUTH_TWO_FACTOR. See
+AUTH_TWO_FACTOR, DATABASE_PREPARE_THRESHOLD. See
 docs/example-project.md for each.
 """
 
@@ -86,6 +86,13 @@ DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / '
 # connection dead answers a clean 503 and Django drops that connection, so the next one reconnects.
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=False)
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # Server-side prepared statements for authservice's hot SQL (authservice/db.py): psycopg prepares a
+    # statement after it ran this many times on a connection, and PostgreSQL then skips parsing and
+    # planning it (get-session's lookup, bench/README.md). Django leaves them off because PgBouncer in
+    # transaction mode (before 1.21) cannot route them: set DATABASE_PREPARE_THRESHOLD= (empty) there.
+    _prepare = env.str("DATABASE_PREPARE_THRESHOLD", default="5")
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", int(_prepare) if _prepare else None)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Several server processes share one file: wait for locks instead of failing at once, and take
     # the write lock when a transaction begins, so two writers queue instead of deadlocking on upgrade.

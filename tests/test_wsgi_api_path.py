@@ -1,0 +1,127 @@
+"""authservice.wsgi: API requests skip the middleware they never use, and answer the same bytes.
+
+The example project's WSGI application sends /api/auth/... to a Django handler without sessions,
+CSRF, messages and static files; these tests call it and the full stack with the same WSGI request and
+compare status, headers and body.
+"""
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
+
+from authservice import wsgi
+from tests.conftest import BASE, ORIGIN, PASSWORD
+
+
+def call(application, method, path, *, cookie="", body=None, origin=ORIGIN):
+    data = json.dumps(body).encode() if body is not None else b""
+    environ = {
+        "REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "testserver",
+        "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_HOST": "testserver", "HTTP_COOKIE": cookie, "HTTP_ORIGIN": origin, "wsgi.url_scheme": "http",
+        "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(data)), "wsgi.input": io.BytesIO(data),
+        "wsgi.errors": sys.stderr, "wsgi.version": (1, 0), "wsgi.multithread": False,
+        "wsgi.multiprocess": True, "wsgi.run_once": False,
+    }
+    answer = {}
+
+    def start_response(status, headers, exc_info=None):
+        answer["status"], answer["headers"] = status, sorted(headers)
+
+    # As Django's test client does: a real handler would close the test's connection, and its transaction.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        answer["body"] = b"".join(application(environ, start_response))
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+    return answer
+
+
+@pytest.fixture
+def lean():
+    return wsgi.application(WSGIHandler())
+
+
+@pytest.fixture
+def full():
+    return WSGIHandler()
+
+
+def test_the_api_middleware_is_the_projects_without_what_the_api_never_uses(settings):
+    kept = wsgi.api_middleware()
+    assert "corsheaders.middleware.CorsMiddleware" in kept
+    assert "django.middleware.security.SecurityMiddleware" in kept
+    assert "django.middleware.clickjacking.XFrameOptionsMiddleware" in kept
+    assert not set(kept) & wsgi.NOT_ON_THE_API
+    assert kept == [path for path in settings.MIDDLEWARE if path in kept]
+
+
+def test_get_session_answers_the_same_bytes_on_the_lean_path(lean, full, signed_in):
+    cookie = "; ".join(f"{name}={morsel.value}" for name, morsel in signed_in.cookies.items())
+    lean_answer = call(lean, "GET", BASE + "/get-session", cookie=cookie)
+    assert lean_answer["status"] == "200 OK"
+    assert json.loads(lean_answer["body"])["user"]["email"] == signed_in.user.email
+    assert lean_answer == call(full, "GET", BASE + "/get-session", cookie=cookie)
+
+
+def test_get_session_without_a_cookie_answers_the_same_bytes(lean, full, db):
+    assert call(lean, "GET", BASE + "/get-session") == call(full, "GET", BASE + "/get-session")
+
+
+def test_a_failed_sign_in_answers_the_same_bytes(lean, full, user):
+    body = {"email": user.email, "password": "not-the-password"}
+    lean_answer = call(lean, "POST", BASE + "/sign-in/email", body=body)
+    assert lean_answer["status"].startswith("401")
+    assert lean_answer == call(full, "POST", BASE + "/sign-in/email", body=body)
+
+
+def test_a_sign_in_sets_the_same_cookies_on_the_lean_path(lean, full, user):
+    body = {"email": user.email, "password": PASSWORD}
+    lean_answer, full_answer = (call(app, "POST", BASE + "/sign-in/email", body=body) for app in (lean, full))
+    assert lean_answer["status"] == full_answer["status"] == "200 OK"
+    # Each sign-in makes its own session: same headers and keys, different tokens.
+    assert [name for name, _ in lean_answer["headers"]] == [name for name, _ in full_answer["headers"]]
+    assert json.loads(lean_answer["body"]).keys() == json.loads(full_answer["body"]).keys()
+
+
+def test_a_refused_origin_is_refused_on_the_lean_path_too(lean, signed_in):
+    cookie = "; ".join(f"{name}={morsel.value}" for name, morsel in signed_in.cookies.items())
+    answer = call(lean, "POST", BASE + "/sign-out", cookie=cookie, body={}, origin="https://evil.example")
+    assert answer["status"].startswith("403")
+    assert json.loads(answer["body"])["code"] == "INVALID_ORIGIN"
+
+
+def test_other_paths_keep_the_full_stack(lean, db):
+    # The admin's login form gets its CSRF cookie from CsrfViewMiddleware: only the full stack has it.
+    answer = call(lean, "GET", "/admin/login/")
+    assert answer["status"] == "200 OK"
+    assert any(name == "Set-Cookie" and "csrftoken=" in value for name, value in answer["headers"])
+
+
+@pytest.mark.e2e
+def test_better_auths_client_works_against_the_project_wsgi_application(tmp_path):
+    """Over real HTTP, through project.wsgi (gunicorn), better-auth's client flow passes as it does."""
+    from tests.fuzz_server import LiveServer
+    from tests.peers.node import node_or_skip
+    from tests.test_e2e_better_auth_client import FLOW, JS, STEPS
+
+    node = node_or_skip("better-auth")
+    server = LiveServer(tmp_path).start()
+    try:
+        completed = subprocess.run([node, str(FLOW), server.origin], capture_output=True, text=True, timeout=120,
+                                   check=False, cwd=JS)
+    finally:
+        server.stop()
+    assert completed.returncode == 0, f"{completed.stdout}\n{completed.stderr}"
+    summary = json.loads(completed.stdout)
+    assert summary["ok"] is True
+    assert [s["step"] for s in summary["steps"]] == STEPS
+    assert server.server_errors() == []
