@@ -85,18 +85,36 @@ def percentile(values, share):
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
+def backend_cpu():
+    """CPU seconds (user + system) of this connection's PostgreSQL backend so far, from /proc: what
+    the database spends, which other load on the machine changes much less than wall time."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # PostgreSQL on another machine
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def timed(one, arguments, warm_up=20):
-    """Call ``one(argument)`` for each argument: {p50, p99 wall ms, cpu ms per call, calls}."""
+    """Call ``one(argument)`` for each argument: {p50, p99 wall ms, cpu ms per call (this process),
+    pg cpu ms per call (the PostgreSQL backend), calls}."""
     for argument in arguments[:warm_up]:
         one(argument)
     walls = []
-    cpu = time.process_time()
+    cpu, pg_cpu = time.process_time(), backend_cpu()
     for argument in arguments[warm_up:]:
         started = time.perf_counter()
         one(argument)
         walls.append(1000 * (time.perf_counter() - started))
     cpu = 1000 * (time.process_time() - cpu) / len(walls)
-    return {"p50": statistics.median(walls), "p99": percentile(walls, 0.99), "cpu": cpu, "calls": len(walls)}
+    pg_cpu = 1000 * (backend_cpu() - pg_cpu) / len(walls)
+    return {"p50": statistics.median(walls), "p99": percentile(walls, 0.99), "cpu": cpu, "pg cpu": pg_cpu,
+            "calls": len(walls)}
 
 
 def session_cookie(token):
@@ -297,11 +315,12 @@ def report(lines):
     runs = sorted((json.loads(line) for line in lines if line.strip()), key=lambda run: run["size"])
     sizes = [run["size"] for run in runs]
     head = " | ".join(f"N = {size:,}" for size in sizes)
-    print(f"| row (p50 ms; CPU ms/request) | {head} | p50 at largest / smallest |")
+    print(f"| row: p50 ms (p99); CPU ms/request Python + PostgreSQL | {head} | p50 at largest / smallest |")
     print("|---|" + "---:|" * (len(sizes) + 1))
     print("| load average (1 min) before the run | " + " | ".join(f"{run['load'][0]:.2f}" for run in runs) + " | |")
     for row in REQUEST_ROWS:
-        cells = " | ".join(f"{run[row]['p50']:.2f} (p99 {run[row]['p99']:.1f}); {run[row]['cpu']:.2f}" for run in runs)
+        cells = " | ".join(f"{run[row]['p50']:.2f} ({run[row]['p99']:.1f}); {run[row]['cpu']:.2f} + "
+                           f"{run[row].get('pg cpu', float('nan')):.2f}" for run in runs)
         ratio = runs[-1][row]["p50"] / runs[0][row]["p50"]
         print(f"| {row} | {cells} | {ratio:.2f} |")
     print("| cleanup: N expired sessions deleted, seconds | "
