@@ -1,20 +1,24 @@
 """How a request's cost grows with the data (issue 18 §4): each row measured with N rows in its tables.
 
-``scaling.py --size N --out FILE`` seeds the (fresh, migrated) database of DATABASE_URL to N rows per
-table (``scaling_seed.py``), measures every row and appends one JSON line to FILE;
-``scaling.py --report FILE`` prints the Markdown table. ``bench/scaling.sh`` runs the sizes in order,
-each on a fresh database.
+``scaling.py --sizes 1000,100000,1000000 --databases A,B,C`` seeds each (fresh, migrated) database to its
+N rows per table (``scaling_seed.py``), measures every row on all of them taking turns, then runs the
+cleanup row on each, and prints the Markdown table (``--out`` keeps the raw figures as JSON).
+``bench/scaling.sh`` makes the databases and runs it.
 
 Method: the WSGI application called in-process (no HTTP: the same middleware, settings and SQL as the
-server, one Python process, one PostgreSQL connection), as ``two_factor.py`` does; wall time per request
-(p50, p99) and this process's CPU per request. Rows:
+server, one Python process, one PostgreSQL connection), as ``two_factor.py`` does. The sizes take turns:
+``--blocks`` rounds, each running a block of every row on every size (the order of the sizes reversed
+every other round), switching the one connection from database to database, so that load from other work
+on the machine falls on every size alike. Reported per row and size: wall time per request (p50, p99), the
+CPU of this process and of the PostgreSQL backend per request (from /proc). Rows:
 
 - get-session: a random one of the N live sessions per request;
 - sign-in: a random one of the N users per request, password hashed with MD5 (so what is left is
   the per-request cost besides the hash: the user and account lookups, the session insert);
 - list-sessions: user 0, who has 1,000 live sessions among the N;
-- SAML ACS: SP-initiated sign-ins (``/sign-in/sso`` in-process, the response signed with xmlsec1 as
-  ``saml_pool.py`` does), with N replay tombstones and N / 10 other pending AuthnRequests stored;
+- SAML ACS: SP-initiated sign-ins (``/sign-in/sso`` in-process right before each block, the response
+  signed with xmlsec1 as ``saml_pool.py`` does), with N replay tombstones and N / 10 other pending
+  AuthnRequests stored;
 - rate limiter: ``authservice.ratelimit.hit`` on the database store, a random one of the N live
   windows per call (the UPDATE that counts the hit and the read of the count);
 - cleanup: ``manage.py authservice_cleanup`` in a child process deleting N expired sessions, its wall
@@ -100,21 +104,28 @@ def backend_cpu():
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def timed(one, arguments, warm_up=20):
-    """Call ``one(argument)`` for each argument: {p50, p99 wall ms, cpu ms per call (this process),
-    pg cpu ms per call (the PostgreSQL backend), calls}."""
-    for argument in arguments[:warm_up]:
-        one(argument)
-    walls = []
-    cpu, pg_cpu = time.process_time(), backend_cpu()
-    for argument in arguments[warm_up:]:
-        started = time.perf_counter()
-        one(argument)
-        walls.append(1000 * (time.perf_counter() - started))
-    cpu = 1000 * (time.process_time() - cpu) / len(walls)
-    pg_cpu = 1000 * (backend_cpu() - pg_cpu) / len(walls)
-    return {"p50": statistics.median(walls), "p99": percentile(walls, 0.99), "cpu": cpu, "pg cpu": pg_cpu,
-            "calls": len(walls)}
+class Samples:
+    """One row's figures on one size, gathered over several blocks."""
+
+    def __init__(self):
+        self.walls, self.cpu, self.pg_cpu = [], 0.0, 0.0
+
+    def block(self, one, arguments, warm_up=5):
+        """Call ``one(argument)`` for each argument, the first ``warm_up`` unmeasured."""
+        for argument in arguments[:warm_up]:
+            one(argument)
+        cpu, pg_cpu = time.process_time(), backend_cpu()
+        for argument in arguments[warm_up:]:
+            started = time.perf_counter()
+            one(argument)
+            self.walls.append(1000 * (time.perf_counter() - started))
+        self.cpu += time.process_time() - cpu
+        self.pg_cpu += backend_cpu() - pg_cpu
+
+    def summary(self):
+        calls = len(self.walls)
+        return {"p50": statistics.median(self.walls), "p99": percentile(self.walls, 0.99),
+                "cpu": 1000 * self.cpu / calls, "pg cpu": 1000 * self.pg_cpu / calls, "calls": calls}
 
 
 def session_cookie(token):
@@ -123,17 +134,18 @@ def session_cookie(token):
     return f"{cookie_name(SESSION_TOKEN)}={signed_value(token)}"
 
 
-def get_session_row(call, size, rounds):
+# Each row: ``row(call, size, count)`` answers (one, arguments): one request per argument.
+def get_session_row(call, size, count):
     import scaling_seed
 
     def one(i):
         status, body, _ = call.json("GET", "/get-session", cookie=session_cookie(scaling_seed.session_token(i)))
         assert status == 200 and body and body["session"]["token"] == scaling_seed.session_token(i), (status, body)
 
-    return timed(one, [random.randrange(size) for _ in range(rounds + 20)])
+    return one, [random.randrange(size) for _ in range(count)]
 
 
-def sign_in_row(call, size, rounds):
+def sign_in_row(call, size, count):
     import scaling_seed
 
     def one(i):
@@ -141,33 +153,46 @@ def sign_in_row(call, size, rounds):
                                     {"email": scaling_seed.user_email(i), "password": PASSWORD})
         assert status == 200 and body.get("token"), (status, body)
 
-    return timed(one, [random.randrange(size) for _ in range(rounds + 20)])
+    return one, [random.randrange(size) for _ in range(count)]
 
 
-def list_sessions_row(call, size, rounds):
+def list_sessions_row(call, size, count):
     import scaling_seed
 
     cookie = session_cookie(scaling_seed.many_session_token(0))
-    answers = []
 
     def one(_):
         status, body, _ = call.json("GET", "/list-sessions", cookie=cookie)
-        assert status == 200 and body, (status, body)
-        answers.append(len(body))
+        # better-auth's cap (authservice.flows.sessions.LIST_LIMIT) out of the user's 1,000 and more
+        assert status == 200 and len(body) == 100, (status, body)
 
-    result = timed(one, list(range(rounds + 20)))
-    result["sessions answered"] = answers[-1]
-    return result
+    return one, list(range(count))
 
 
-def rate_limit_row(call, size, rounds):
+def rate_limit_row(call, size, count):
     import scaling_seed
     from authservice import ratelimit
 
     def one(i):
         assert ratelimit.hit(scaling_seed.rate_limit_name(i), 3600, 10**9) is None
 
-    return timed(one, [random.randrange(size) for _ in range(rounds + 20)])
+    return one, [random.randrange(size) for _ in range(count)]
+
+
+def saml_acs_row(call, pool):
+    def one(entry):
+        form, cookie = entry
+        status, _, headers = call("POST", "/api/auth/sso/saml2/callback/bench-saml", body=form, cookie=cookie,
+                                  content_type="application/x-www-form-urlencoded",
+                                  origin="https://idp.bench.test")
+        location = dict(headers).get("Location", "")
+        assert status == 302 and "error=" not in location, (status, location)
+
+    return one, pool
+
+
+ROWS = {"get-session": get_session_row, "sign-in": sign_in_row, "list-sessions": list_sessions_row,
+        "rate-limit": rate_limit_row}
 
 
 def saml_pool(call, count, keypair, tmp):
@@ -200,30 +225,30 @@ def saml_pool(call, count, keypair, tmp):
     return pool
 
 
-def saml_acs_row(call, size, rounds, keypair, tmp):
-    pool = saml_pool(call, rounds + 20, keypair, tmp)
+CLEANUP = """
+import sys, time
+sys.path.insert(0, %r)
+import django
+django.setup()
+from django.core.management import call_command
+print("ready", flush=True)
+started = time.perf_counter()
+call_command("authservice_cleanup")
+print("seconds", time.perf_counter() - started)
+""" % str(HERE.parent)
 
-    def one(entry):
-        form, cookie = entry
-        status, _, headers = call("POST", "/api/auth/sso/saml2/callback/bench-saml", body=form, cookie=cookie,
-                                  content_type="application/x-www-form-urlencoded",
-                                  origin="https://idp.bench.test")
-        location = dict(headers).get("Location", "")
-        assert status == 302 and "error=" not in location, (status, location)
 
-    return timed(one, pool)
-
-
-def cleanup_row(call, size):
+def cleanup_row(call, size, database):
     """authservice_cleanup deleting ``size`` expired sessions, get-session measured while it runs."""
     import scaling_seed
 
     started = time.perf_counter()
     scaling_seed.seed_expired_sessions(size)
     seeded = time.perf_counter() - started
-    command = subprocess.Popen([sys.executable, str(HERE.parent / "manage.py"), "authservice_cleanup"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    started = time.perf_counter()
+    # The command as cron runs it, in its own process; timed from when Django is set up in it.
+    command = subprocess.Popen([sys.executable, "-c", CLEANUP], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, env={**os.environ, "DATABASE_URL": database})
+    assert command.stdout.readline().strip() == "ready"
     walls = []
     while command.poll() is None:
         i = random.randrange(size)
@@ -231,9 +256,9 @@ def cleanup_row(call, size):
         status, body, _ = call.json("GET", "/get-session", cookie=session_cookie(scaling_seed.session_token(i)))
         walls.append(1000 * (time.perf_counter() - began))
         assert status == 200 and body, (status, body)
-    seconds = time.perf_counter() - started
     output = command.stdout.read()
     assert command.returncode == 0, output
+    seconds = float(output.rsplit("seconds ", 1)[1])
     deleted = next(int(line.split(": ")[1].split()[0]) for line in output.splitlines() if line.startswith("Session:"))
     assert deleted == size, output
     return {"seconds": seconds, "deleted": deleted, "seed seconds": seeded, "get-session calls": len(walls),
@@ -241,23 +266,27 @@ def cleanup_row(call, size):
             "get-session p99": percentile(walls, 0.99) if walls else None}
 
 
-def statements(call, size):
-    """SQL statements per request of each row (their count must not depend on N)."""
+def use_database(url):
+    """Point the one ``default`` connection at the database of ``url`` (same server, same schema)."""
+    from django.db import connections
+
+    connection = connections["default"]
+    connection.close()
+    connection.settings_dict["NAME"] = urlsplit(url).path.lstrip("/")
+
+
+def register_saml_provider(keypair):
+    """bench-saml for example.com, as seed.py registers it, with the first users linked to it."""
+    from django.contrib.auth import get_user_model
+    from seed import seed_saml_provider
+
     import scaling_seed
-    from django.db import connection
 
-    seen = []
-
-    def record(execute, sql, params, many, context):
-        seen.append(sql)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(record):
-        call.json("GET", "/get-session", cookie=session_cookie(scaling_seed.session_token(size - 1)))
-    return len(seen)
+    users = list(get_user_model().objects.filter(pk__in=[scaling_seed.user_id(i) for i in range(LINKED_USERS)]))
+    seed_saml_provider(users, keypair.cert_pem)
 
 
-def measure(size, rounds, acs_rounds):
+def measure(sizes, databases, rounds, blocks, acs_rounds):
     import django
     from django.conf import settings
 
@@ -276,84 +305,98 @@ def measure(size, rounds, acs_rounds):
     from authservice import app_settings
     from tests.sso.saml import idp_signer
 
-    load = os.getloadavg()
-    started = time.perf_counter()
-    expires = timezone.now() + timedelta(seconds=app_settings.session.expires_in)
-    rows = scaling_seed.seed(size, make_password(PASSWORD), expires)
-    seed_seconds = time.perf_counter() - started
     call = Caller(get_wsgi_application())
-    results = {"size": size, "load": load, "seed seconds": seed_seconds, "rows": rows,
-               "at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    runs = {size: {"size": size} for size in sizes}
+    samples = {size: {row: Samples() for row in REQUEST_ROWS} for size in sizes}
     with tempfile.TemporaryDirectory() as tmp:
         keypair = idp_signer.make_keypair(Path(tmp))
-        register_saml_provider(keypair)
-        results["get-session"] = get_session_row(call, size, rounds)
-        results["get-session SQL"] = statements(call, size)
-        results["sign-in"] = sign_in_row(call, size, rounds)
-        results["list-sessions"] = list_sessions_row(call, size, rounds)
-        results["rate-limit"] = rate_limit_row(call, size, rounds)
-        results["saml-acs"] = saml_acs_row(call, size, acs_rounds, keypair, tmp)
-    results["load after"] = os.getloadavg()
-    results["cleanup"] = cleanup_row(call, size)
-    return results
+        for size, database in zip(sizes, databases, strict=True):
+            use_database(database)
+            log(f"N={size}: seeding")
+            started = time.perf_counter()
+            expires = timezone.now() + timedelta(seconds=app_settings.session.expires_in)
+            runs[size]["rows"] = scaling_seed.seed(size, make_password(PASSWORD), expires)
+            runs[size]["seed seconds"] = time.perf_counter() - started
+            register_saml_provider(keypair)
+        runs["load before"] = os.getloadavg()
+        runs["started"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        per_block = max(rounds // blocks, 1)
+        for block in range(blocks):
+            log(f"round {block + 1} of {blocks}, load {os.getloadavg()[0]:.2f}")
+            for size, database in (list(zip(sizes, databases)) if block % 2 == 0
+                                   else list(zip(sizes, databases))[::-1]):
+                use_database(database)
+                for row, make in ROWS.items():
+                    samples[size][row].block(*make(call, size, per_block + 5))
+                # AuthnRequests live 5 minutes: each block answers fresh ones.
+                pool = saml_pool(call, max(acs_rounds // blocks, 1) + 5, keypair, tmp)
+                samples[size]["saml-acs"].block(*saml_acs_row(call, pool))
+        runs["load after"] = os.getloadavg()
+        for size, database in zip(sizes, databases):
+            use_database(database)
+            runs[size].update({row: samples[size][row].summary() for row in REQUEST_ROWS})
+            log(f"N={size}: cleanup")
+            runs[size]["cleanup"] = cleanup_row(call, size, database)
+            runs[size]["cleanup load"] = os.getloadavg()
+    return runs
 
 
-def register_saml_provider(keypair):
-    """bench-saml for example.com, as seed.py registers it, with the first 200 users linked to it."""
-    from seed import seed_saml_provider
-
-    from django.contrib.auth import get_user_model
-
-    import scaling_seed
-
-    users = list(get_user_model().objects.filter(pk__in=[scaling_seed.user_id(i) for i in range(LINKED_USERS)]))
-    seed_saml_provider(users, keypair.cert_pem)
+def log(message):
+    print(f"[scale {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def report(lines):
-    """The Markdown table of the JSON lines, one column per size."""
-    runs = sorted((json.loads(line) for line in lines if line.strip()), key=lambda run: run["size"])
-    sizes = [run["size"] for run in runs]
+def report(runs):
+    """The Markdown table, one column per size."""
+    sizes = sorted(size for size in runs if isinstance(size, int))
     head = " | ".join(f"N = {size:,}" for size in sizes)
     print(f"| row: p50 ms (p99); CPU ms/request Python + PostgreSQL | {head} | p50 at largest / smallest |")
     print("|---|" + "---:|" * (len(sizes) + 1))
-    print("| load average (1 min) before the run | " + " | ".join(f"{run['load'][0]:.2f}" for run in runs) + " | |")
     for row in REQUEST_ROWS:
-        cells = " | ".join(f"{run[row]['p50']:.2f} ({run[row]['p99']:.1f}); {run[row]['cpu']:.2f} + "
-                           f"{run[row].get('pg cpu', float('nan')):.2f}" for run in runs)
-        ratio = runs[-1][row]["p50"] / runs[0][row]["p50"]
-        print(f"| {row} | {cells} | {ratio:.2f} |")
-    print("| cleanup: N expired sessions deleted, seconds | "
-          + " | ".join(f"{run['cleanup']['seconds']:.1f}" for run in runs) + " | |")
-    print("| get-session during the cleanup: p50 / p99 ms | "
-          + " | ".join(f"{run['cleanup']['get-session p50']:.2f} / {run['cleanup']['get-session p99']:.1f}"
-                       for run in runs) + " | |")
+        cells = " | ".join(f"{runs[size][row]['p50']:.2f} ({runs[size][row]['p99']:.1f}); "
+                           f"{runs[size][row]['cpu']:.2f} + {runs[size][row]['pg cpu']:.2f}" for size in sizes)
+        print(f"| {row} | {cells} | {runs[sizes[-1]][row]['p50'] / runs[sizes[0]][row]['p50']:.2f} |")
+    print("| cleanup: N expired sessions deleted, s | "
+          + " | ".join(f"{runs[size]['cleanup']['seconds']:.1f}" for size in sizes) + " | |")
+    print("| get-session while the cleanup runs: p50 (p99) | "
+          + " | ".join(f"{runs[size]['cleanup']['get-session p50']:.2f} ({runs[size]['cleanup']['get-session p99']:.1f})"
+                       for size in sizes) + " | |")
+    print("| load average (1 min) when the cleanup started | "
+          + " | ".join(f"{runs[size]['cleanup load'][0]:.2f}" for size in sizes) + " | |")
     print()
-    for run in runs:
-        print(f"- N = {run['size']:,} at {run['at']}: load {' '.join(f'{x:.2f}' for x in run['load'])} before, "
-              f"{' '.join(f'{x:.2f}' for x in run['load after'])} after; seeded in {run['seed seconds']:.0f} s "
-              f"({', '.join(f'{table} {count:,}' for table, count in run['rows'].items())}); "
-              f"list-sessions answered {run['list-sessions']['sessions answered']} sessions; "
-              f"get-session ran {run['get-session SQL']} SQL statements")
+    print(f"Request rows from {runs['started']}, load average {' '.join(f'{x:.2f}' for x in runs['load before'])} "
+          f"before and {' '.join(f'{x:.2f}' for x in runs['load after'])} after.")
+    for size in sizes:
+        print(f"- N = {size:,}: seeded in {runs[size]['seed seconds']:.0f} s "
+              f"({', '.join(f'{table} {count:,}' for table, count in runs[size]['rows'].items())}); "
+              f"{runs[size]['get-session']['calls']} requests per row")
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--size", type=int, help="rows per table (the database must be fresh and migrated)")
-    parser.add_argument("--rounds", type=int, default=400, help="measured requests per row")
-    parser.add_argument("--acs-rounds", type=int, default=150, help="measured SAML ACS requests")
-    parser.add_argument("--out", help="append this size's results (one JSON line) to this file")
-    parser.add_argument("--report", help="print the table of this file's results")
+    parser.add_argument("--sizes", default="1000,100000,1000000", help="rows per table, comma-separated")
+    parser.add_argument("--databases", help="one fresh, migrated database URL per size, comma-separated")
+    parser.add_argument("--rounds", type=int, default=400, help="measured requests per row and size")
+    parser.add_argument("--acs-rounds", type=int, default=160, help="measured SAML ACS requests per size")
+    parser.add_argument("--blocks", type=int, default=8, help="turns the sizes take")
+    parser.add_argument("--out", help="write the raw figures (JSON) to this file")
+    parser.add_argument("--report", help="print the table of a file written by --out, and stop")
     args = parser.parse_args()
     if args.report:
-        report(Path(args.report).read_text().splitlines())
+        report(fix_keys(json.loads(Path(args.report).read_text())))
         return
-    if not args.size or not args.out:
-        parser.error("--size and --out, or --report")
-    results = measure(args.size, args.rounds, args.acs_rounds)
-    with open(args.out, "a") as out:
-        out.write(json.dumps(results) + "\n")
-    print(json.dumps(results, indent=1))
+    sizes = [int(size) for size in args.sizes.replace(" ", ",").split(",") if size]
+    databases = (args.databases or "").split(",")
+    if len(databases) != len(sizes):
+        parser.error("--databases needs one URL per size")
+    runs = measure(sizes, databases, args.rounds, args.blocks, args.acs_rounds)
+    if args.out:
+        Path(args.out).write_text(json.dumps(runs, indent=1))
+    report(fix_keys(json.loads(json.dumps(runs))))
+
+
+def fix_keys(runs):
+    """JSON keeps the sizes as strings."""
+    return {int(key) if key.isdigit() else key: value for key, value in runs.items()}
 
 
 if __name__ == "__main__":
