@@ -208,7 +208,8 @@ def saml_pool(call, count, keypair, tmp):
         status, body, headers = call.json("POST", "/sign-in/sso", {"providerId": SAML_PROVIDER,
                                                                    "callbackURL": "/dashboard"})
         assert status == 200, (status, body)
-        cookie = next(part for part in set_cookies(headers).split("; ") if part.split("=", 1)[0].endswith("relay_state"))
+        cookie = next(part for part in set_cookies(headers).split("; ")
+                      if part.split("=", 1)[0].endswith("relay_state"))
         query = parse_qs(urlsplit(body["url"]).query)
         root = ElementTree.fromstring(idp_signer.authn_request(query["SAMLRequest"][0]))
         email = scaling_seed.user_email(n % LINKED_USERS)
@@ -357,9 +358,9 @@ def report(runs):
         print(f"| {row} | {cells} | {runs[sizes[-1]][row]['p50'] / runs[sizes[0]][row]['p50']:.2f} |")
     print("| cleanup: N expired sessions deleted, s | "
           + " | ".join(f"{runs[size]['cleanup']['seconds']:.1f}" for size in sizes) + " | |")
+    during = [runs[size]["cleanup"] for size in sizes]
     print("| get-session while the cleanup runs: p50 (p99) | "
-          + " | ".join(f"{runs[size]['cleanup']['get-session p50']:.2f} ({runs[size]['cleanup']['get-session p99']:.1f})"
-                       for size in sizes) + " | |")
+          + " | ".join(f"{run['get-session p50']:.2f} ({run['get-session p99']:.1f})" for run in during) + " | |")
     print("| load average (1 min) when the cleanup started | "
           + " | ".join(f"{runs[size]['cleanup load'][0]:.2f}" for size in sizes) + " | |")
     print()
