@@ -2,7 +2,7 @@
 and rate-limit counters (run it from cron)."""
 
 from django.core.management.base import BaseCommand
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models import CASCADE, signals
 from django.db.models.deletion import Collector
 from django.utils import timezone
@@ -29,7 +29,9 @@ def delete_expired(model, field, now, batch=BATCH):
     has it: two cleanups at once take different rows) and deleted in its own short transaction, so a
     backlog of 10^6 rows never holds more than ``batch`` row locks (bench/scaling.py measures it).
     """
-    expired = model._base_manager.filter(**{f"{field}__lt": now}).select_for_update(skip_locked=True)
+    expired = model._base_manager.filter(**{f"{field}__lt": now})
+    if connections[expired.db].features.has_select_for_update_skip_locked:
+        expired = expired.select_for_update(skip_locked=True)
     total = 0
     while True:
         with transaction.atomic():
@@ -64,6 +66,7 @@ def delete_rows(model, keys, rows):
         if not collector.can_fast_delete(dependent):
             return _django_delete(model, rows)
         cascades.append(dependent)
+    # _raw_delete: the one DELETE statement Django itself sends for a queryset it may fast-delete.
     for dependent in cascades:
         dependent._raw_delete(dependent.db)
     return rows._raw_delete(rows.db)
