@@ -4,7 +4,7 @@
 # Not a test; about 15 minutes for the default sizes.
 #   bash bench/scaling.sh                        sizes 1000 100000 1000000
 #   bash bench/scaling.sh --sizes "1000 10000"   (BENCH_SCALE_DATABASE_URL, BENCH_SCALE_ROUNDS=400,
-#                                                 BENCH_SCALE_BLOCKS=8 to change)
+#                                                 BENCH_SCALE_BLOCKS=8, BENCH_SCALE_KEEP=1 to change)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 cd "$HERE/.."
@@ -29,3 +29,13 @@ export DATABASE_URL=${DATABASES%%,*}
 timeout 3000 "$PYTHON" "$HERE/scaling.py" --sizes "${SIZES// /,}" --databases "$DATABASES" \
     --rounds "${BENCH_SCALE_ROUNDS:-400}" --blocks "${BENCH_SCALE_BLOCKS:-8}" --out "$OUT"
 echo "[scale $(date +%H:%M:%S)] done; $(uptime); raw figures in $OUT" >&2
+# 10^6 rows per table take about 3 GB: dropped unless BENCH_SCALE_KEEP=1 (to look at plans by hand).
+if [ "${BENCH_SCALE_KEEP:-0}" != 1 ]; then
+    for url in ${DATABASES//,/ }; do
+        "$PYTHON" -c 'import sys, psycopg
+from urllib.parse import urlsplit
+url = urlsplit(sys.argv[1])
+with psycopg.connect(url._replace(path="/postgres").geturl(), autocommit=True) as conn:
+    conn.execute("DROP DATABASE IF EXISTS \"%s\" WITH (FORCE)" % url.path.lstrip("/"))' "$url"
+    done
+fi
