@@ -1,10 +1,13 @@
 """``manage.py authservice_cleanup``: expired rows of every kind go, live ones stay, in batches."""
 
+import threading
+import time
 from datetime import timedelta
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.db import connection, transaction
 from django.db.models import signals
 from django.utils import timezone
 
@@ -78,3 +81,30 @@ def test_a_receiver_of_the_delete_signals_still_sees_every_expired_session(user)
     finally:
         signals.post_delete.disconnect(receiver, sender=Session)
     assert set(seen) == expired
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL's SKIP LOCKED")
+def test_a_cleanup_skips_the_rows_another_cleanup_holds_instead_of_waiting_for_them(user):
+    # Two cron jobs overlapping: the second takes the rows the first has not locked, and waits on none.
+    held, rest = {_session(user, 5).pk for _ in range(2)}, {_session(user, 5).pk for _ in range(3)}
+    locked, release = threading.Event(), threading.Event()
+
+    def first_cleanup():
+        with transaction.atomic():
+            list(Session.objects.filter(pk__in=held).select_for_update())
+            locked.set()
+            release.wait(10)
+        connection.close()
+
+    holder = threading.Thread(target=first_cleanup)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        started = time.monotonic()
+        assert delete_expired(Session, "expires_at", timezone.now()) == len(rest)
+        assert time.monotonic() - started < 5
+    finally:
+        release.set()
+        holder.join()
+    assert set(Session.objects.values_list("pk", flat=True)) == held
