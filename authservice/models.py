@@ -141,7 +141,12 @@ class Session(models.Model):
     objects = SessionManager()
 
     class Meta:
-        indexes = [models.Index(fields=["user", "expires_at"])]
+        indexes = [
+            models.Index(fields=["user", "expires_at"]),
+            # authservice_cleanup finds each batch of expired sessions by it: without it every batch
+            # scans the table, and 10^6 expired sessions take a scan of the table per 5,000.
+            models.Index(fields=["expires_at"]),
+        ]
 
     def __str__(self):
         return f"{self.user_id} until {self.expires_at:%Y-%m-%d %H:%M}"
@@ -216,6 +221,10 @@ class RateLimitCounter(models.Model):
     key = models.CharField(max_length=128, primary_key=True)
     count = models.IntegerField(default=0)
     reset_at = models.DateTimeField()
+
+    class Meta:
+        # authservice_cleanup's batches of closed windows (a bot's addresses leave one row each).
+        indexes = [models.Index(fields=["reset_at"])]
 
 
 # --- two-factor authentication (authservice.two_factor) -----------------------------------------------

@@ -43,6 +43,17 @@ def test_list_sessions_leaves_out_expired_sessions(signed_in):
     assert tokens == [signed_in.token]
 
 
+def test_list_sessions_answers_the_newest_100_live_sessions_as_better_auth_caps_its_list(signed_in):
+    # better-auth's adapter stops at defaultFindManyLimit (100); the caller's own session is the newest.
+    for age in range(1, 121):
+        make_session(signed_in.user, age=age)
+    body = signed_in.api_get("/list-sessions").json()
+    assert len(body) == 100
+    assert body[-1]["token"] == signed_in.token
+    created = [session["createdAt"] for session in body]
+    assert created == sorted(created)
+
+
 def test_list_sessions_leaves_out_other_users_sessions(signed_in, make_user):
     make_session(make_user(email="eve@example.com"))
     assert len(signed_in.api_get("/list-sessions").json()) == 1

@@ -217,8 +217,17 @@ def end_session(ctx):
     clear_session_cookies(ctx)
 
 
-def live_sessions(user):
-    return Session.objects.filter(user=user, expires_at__gt=timezone.now()).order_by("created_at")
+# better-auth 1.7 reads a user's sessions through its adapter's findMany, which stops at
+# ``advanced.database.defaultFindManyLimit`` (100) rows: a user who signs in from a script every few
+# minutes and never signs out gets a list of bounded size and cost. So does ours (bench/scaling.py).
+LIST_LIMIT = 100
+
+
+def live_sessions(user, limit=LIST_LIMIT):
+    """The user's ``limit`` newest live sessions (the current one among them), oldest first."""
+    newest = (Session.objects.filter(user=user, expires_at__gt=timezone.now())
+              .order_by("-created_at", "-id")[:limit])
+    return sorted(newest, key=lambda session: (session.created_at, session.id))
 
 
 def revoke(user, *, token=None, keep_token=None):
