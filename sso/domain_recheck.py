@@ -8,7 +8,8 @@ every sign-in of that domain at once. So the default only records *when* the rec
 routing, linking and creating users until its record is back and it is verified again.
 
 A pending or failed domain whose record now matches its unexpired token is verified by the same
-check, as ``verify-domain`` would.
+check, through the same write as ``verify-domain`` (``domains.record_outcome``: provider row locked,
+domain list unchanged, one owner per domain).
 """
 
 from dataclasses import dataclass
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from authservice.errors import APIError
 from sso import app_settings, domains, signals
+from sso.errors import codes
 from sso.models import SsoProvider, SsoProviderDomain
 
 FOUND = "found"
@@ -26,6 +29,7 @@ VERIFIED_NOW = "verified"
 STILL_PENDING = "pending"
 NO_TOKEN = "no-token"
 CLAIMED = "claimed"
+CHANGED = "changed"  # the provider or the domain changed while its record was looked up: nothing written
 
 
 @dataclass
@@ -47,9 +51,16 @@ def recheck_all(using=None):
 
 
 def recheck(provider, row, using):
-    """Look up ``row``'s record and record what was found; returns the result constant."""
+    """Look up ``row``'s record and record what was found; returns the result constant.
+
+    The lookups are slow (up to 5 s each, on nameservers the providers' owners run), so anything read
+    before them may be stale by the time they answer (I1): a row is promoted only through
+    :func:`sso.domains.record_outcome` (provider row locked, domain list unchanged, the claim checked
+    under the same lock), a vanished record un-verifies that one row only, and the flag is recomputed
+    from the rows with the provider row locked. Nothing here reads ``domain_verified``.
+    """
     ident = domains.identifier(provider.provider_id)
-    verified = domains.is_verified(provider, row)
+    verified = row.is_verified
     token = row.token if verified else domains.pending_token(row)
     if not token:
         # Verified before per-domain tokens existed (or by an admin): nothing to compare with.
@@ -58,21 +69,25 @@ def recheck(provider, row, using):
     found = domains.record_matches(values, ident, token)
     now = timezone.now()
     if verified:
-        return _recheck_verified(provider, row, found, now)
+        return _recheck_verified(provider, row, token, found, now)
     if not found:
-        SsoProviderDomain.objects.filter(pk=row.pk).update(status=SsoProviderDomain.FAILED, checked_at=now)
+        # Never un-verifies: the row may have been verified (by verify-domain) while we looked.
+        SsoProviderDomain.objects.filter(pk=row.pk).exclude(status=SsoProviderDomain.VERIFIED).update(
+            status=SsoProviderDomain.FAILED, checked_at=now)
         return STILL_PENDING
-    if domains.claimed_elsewhere(provider, row.domain):
-        return CLAIMED
-    with transaction.atomic():
-        SsoProviderDomain.objects.filter(pk=row.pk).update(
-            status=SsoProviderDomain.VERIFIED, verified_at=now, checked_at=now, record_missing_since=None)
-        provider.refresh_domain_verified()
+    try:
+        domains.record_outcome(provider, [row], [])
+    except APIError as error:
+        if error.code == codes.DOMAIN_CLAIMED:
+            return CLAIMED
+        if error.code == codes.SSO_PROVIDER_CHANGED:
+            return CHANGED
+        raise
     signals.domain_verified.send(sender=SsoProvider, provider=provider, domains=[row.domain])
     return VERIFIED_NOW
 
 
-def _recheck_verified(provider, row, found, now):
+def _recheck_verified(provider, row, token, found, now):
     rows = SsoProviderDomain.objects.filter(pk=row.pk)
     if found:
         rows.update(checked_at=now, record_missing_since=None)
@@ -82,11 +97,15 @@ def _recheck_verified(provider, row, found, now):
         rows.update(checked_at=now, record_missing_since=missing_since)
         return MISSING
     with transaction.atomic():
-        if provider.domain_verified:
-            # The flag stood for every domain: the others stay verified, this one goes.
-            SsoProviderDomain.objects.filter(provider=provider).exclude(pk=row.pk).update(
-                status=SsoProviderDomain.VERIFIED)
-        rows.update(status=SsoProviderDomain.FAILED, checked_at=now, record_missing_since=missing_since)
-        provider.refresh_domain_verified()
+        locked = SsoProvider.objects.select_for_update().filter(pk=provider.pk).first()
+        if locked is None:
+            return CHANGED  # deleted meanwhile
+        # This row only, and only while it is still the verified row whose record was looked up.
+        changed = rows.filter(status=SsoProviderDomain.VERIFIED, token=token).update(
+            status=SsoProviderDomain.FAILED, checked_at=now, record_missing_since=missing_since)
+        locked.refresh_domain_verified()
+    provider.domain_verified = locked.domain_verified
+    if not changed:
+        return CHANGED
     signals.domain_unverified.send(sender=SsoProvider, provider=provider, domain=row.domain)
     return UNVERIFIED

@@ -21,7 +21,6 @@ import dns.name
 import dns.nameserver
 import dns.resolver
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from authservice.errors import APIError
@@ -81,8 +80,9 @@ def row_for(provider, domain):
 
 
 def is_verified(provider, row):
-    """A row counts as verified when it is, or when the provider's flag says every domain is."""
-    return row.status == SsoProviderDomain.VERIFIED or bool(provider.domain_verified)
+    """Whether the row is verified: its own status only (I1). The provider's ``domain_verified`` is
+    a summary of the rows, read earlier and possibly stale; it never makes a row verified."""
+    return row.status == SsoProviderDomain.VERIFIED
 
 
 def _first_unverified(provider):
@@ -210,9 +210,9 @@ def record_matches(values, ident, token):
 
 
 def claimed_elsewhere(provider, host):
-    """Whether another provider already verified ``host`` (issue 14 §3: one owner per domain)."""
-    return (SsoProviderDomain.objects.filter(domain=host)
-            .filter(Q(status=SsoProviderDomain.VERIFIED) | Q(provider__domain_verified=True))
+    """Whether another provider already verified ``host`` (issue 14 §3: one owner per domain): a
+    verified row of that hostname, by the row's own status, never the provider-wide flag."""
+    return (SsoProviderDomain.objects.filter(domain=host, status=SsoProviderDomain.VERIFIED)
             .exclude(provider=provider).exists())
 
 
@@ -259,8 +259,10 @@ def verify(provider, domain=None):
 
 def record_outcome(provider, passed, failed):
     """Write the lookups' results, conditional on the provider's domain list being unchanged since the
-    lookups started (the provider row is locked), and the flag recomputed. Refused with DOMAIN_CLAIMED
-    when another provider verified one of the passed domains meanwhile."""
+    lookups started (the provider row is locked), and the flag recomputed from the rows. Refused with
+    DOMAIN_CLAIMED when another provider verified one of the passed domains meanwhile. The one place
+    a lookup promotes a row: ``verify-domain`` and the ``--all`` re-check both come here, so the
+    once-only claim is made under one lock and one rule."""
     now = timezone.now()
     with transaction.atomic():
         locked = SsoProvider.objects.select_for_update().filter(pk=provider.pk, domain=provider.domain).first()
@@ -275,8 +277,10 @@ def record_outcome(provider, passed, failed):
                 raise APIError(409, codes.DOMAIN_CLAIMED)
         SsoProviderDomain.objects.filter(pk__in=[row.pk for row in passed]).update(
             status=SsoProviderDomain.VERIFIED, verified_at=now, checked_at=now, record_missing_since=None)
-        SsoProviderDomain.objects.filter(pk__in=[row.pk for row in failed]).update(
-            status=SsoProviderDomain.FAILED, checked_at=now)
+        # A failed lookup of a row that was not verified never un-verifies it: another request may
+        # have verified it meanwhile.
+        SsoProviderDomain.objects.filter(pk__in=[row.pk for row in failed]).exclude(
+            status=SsoProviderDomain.VERIFIED).update(status=SsoProviderDomain.FAILED, checked_at=now)
         locked.refresh_domain_verified()
         SsoProvider.objects.filter(pk=provider.pk).update(updated_at=now)
     provider.domain_verified = locked.domain_verified

@@ -80,25 +80,47 @@ class SsoProvider(models.Model):
         - ``domain_verified`` written directly (the admin's checkbox, a fixture, a default provider)
           is the summary "every domain is verified": True marks every row verified, False un-verifies
           them.
+        - A save of a loaded row writes ``domain`` and ``domain_verified`` only when this copy changed
+          them (I1). Another request may have changed the list meanwhile (a new domain, pending, the
+          flag recomputed to False); writing them back from a stale copy would undo that and leave
+          the flag saying "all verified" over a pending row.
+        - The flag is always recomputed from the rows, with the provider row locked: it is a summary,
+          never a source of trust (routing, linking and claims read each row's own status).
         """
         update_fields = kwargs.get("update_fields")
         stale = ((update_fields is None or "domain" in update_fields)
                  and getattr(self, "_indexed_domain", None) != self.domain)
         flag_written = ((update_fields is None or "domain_verified" in update_fields)
                         and getattr(self, "_saved_verified", None) != self.domain_verified)
+        inserting = self._state.adding or not hasattr(self, "_indexed_domain")
+        if not inserting and not kwargs.get("force_insert"):
+            kwargs["update_fields"] = self._fields_to_write(update_fields, stale, flag_written)
         if not stale and not flag_written:
-            return super().save(*args, **kwargs)
-        inserting = not hasattr(self, "_indexed_domain")
+            super().save(*args, **kwargs)
+            if not inserting:  # the flag was not written from this copy: show what the rows say
+                self.domain_verified = self._saved_verified = (
+                    SsoProvider.objects.filter(pk=self.pk).values_list("domain_verified", flat=True).first()
+                    or False)
+            return None
         with transaction.atomic(using=kwargs.get("using")):
+            if not inserting:  # one writer of a provider's rows and flag at a time
+                list(SsoProvider.objects.select_for_update().filter(pk=self.pk).values_list("pk", flat=True))
             super().save(*args, **kwargs)
             if stale:
                 self._sync_domain_rows()
             if flag_written and (inserting or not stale):
                 self._mark_all(self.domain_verified)
-            else:
-                self.refresh_domain_verified()
+            self.refresh_domain_verified()
         self._indexed_domain, self._saved_verified = self.domain, self.domain_verified
         return None
+
+    def _fields_to_write(self, update_fields, stale, flag_written):
+        """The columns a save of a loaded row writes: those asked for, less ``domain`` and
+        ``domain_verified`` unless this copy changed them (see :meth:`save`)."""
+        names = ([field.name for field in self._meta.concrete_fields if not field.primary_key]
+                 if update_fields is None else list(update_fields))
+        skip = ({"domain"} if not stale else set()) | ({"domain_verified"} if not flag_written else set())
+        return [name for name in names if name not in skip]
 
     def _sync_domain_rows(self):
         wanted = hostnames.indexable(self.domain)
@@ -126,7 +148,8 @@ class SsoProvider(models.Model):
 
         The column keeps better-auth's meaning ("the provider's domain is verified"): a client that
         shows it never sees "verified" while one of its domains is still pending. What sign-in trusts
-        is decided per domain (:meth:`trusted_domains`), not by this flag alone.
+        is decided per domain (:meth:`trusted_domains`), never by this flag. Callers that race other
+        writers hold the provider row locked (``select_for_update``) around this.
         """
         statuses = list(SsoProviderDomain.objects.filter(provider=self).values_list("status", flat=True))
         value = bool(statuses) and all(status == SsoProviderDomain.VERIFIED for status in statuses)
@@ -140,16 +163,15 @@ class SsoProvider(models.Model):
     def domain_trusted(self):
         """True when sign-in may go through this provider at all (sso.md §7 gate, I1): at least one of
         its domains is verified, or it is a default provider from settings, which counts as verified.
-        Which e-mail domains it vouches for is :meth:`trusted_domains`."""
-        if self.domain_verified or self.is_default():
+        Which e-mail domains it vouches for is :meth:`trusted_domains`. Read from the rows, never
+        from ``domain_verified``: the flag is a summary and may be stale."""
+        if self.is_default():
             return True
         return SsoProviderDomain.objects.filter(provider=self, status=SsoProviderDomain.VERIFIED).exists()
 
     def verified_domains(self):
-        """The hostnames whose DNS check passed (issue 14 §3), in list order. ``domain_verified`` means
-        all of them (it may also have been set by a bulk update that bypassed :meth:`save`)."""
-        if self.domain_verified:
-            return self.domains()
+        """The hostnames whose DNS check passed (issue 14 §3), in list order: each row's own status,
+        never the provider-wide flag (I1)."""
         return list(SsoProviderDomain.objects.filter(provider=self, status=SsoProviderDomain.VERIFIED)
                     .order_by("position", "id").values_list("domain", flat=True))
 

@@ -199,7 +199,13 @@ def _identity_changed(provider, issuer, oidc, saml):
 
 
 def update(found, body):
-    """Apply a partial update; discovery does not run again (sso.md §2)."""
+    """Apply a partial update; discovery does not run again (sso.md §2).
+
+    The checks and the slow part (a SAML ``idpMetadata.url`` fetch from a server the caller may run)
+    work on an unlocked copy. The write then locks the provider row, re-reads it and writes only the
+    columns this update changes (:func:`_write`): a stale copy never writes back ``domain`` or
+    ``domain_verified`` that another request changed meanwhile (I1).
+    """
     if not any(body.get(key) is not None for key in ("issuer", "domain", "oidcConfig", "samlConfig")) \
             and "organizationProvisioning" not in body:
         raise APIError(400, codes.NO_FIELDS_TO_UPDATE, NO_FIELDS_MESSAGE)
@@ -224,29 +230,62 @@ def update(found, body):
     if oidc is not None:
         discovery.check_config_endpoints(oidc)
         check_secret_rules(provider.provider_id, oidc)
-        provider.oidc_config = oidc
     if saml is not None:
         saml = metadata_fetch.hydrate(saml, previous=provider.saml_config)
         saml_config.validate(saml)
         saml_validation.validate(saml)
         # I5: the identity of what will be stored, fetched metadata included.
         identity.check_unchanged(provider, provider.saml_config, saml)
-        provider.saml_config = saml
-    provider.issuer = issuer
-    domain = body.get("domain")
-    if domain is not None and domain != provider.domain:
-        # save() keeps the state of domains that stay; new ones start pending with their own token,
-        # and domain_verified is recomputed (issue 14 §3).
-        provider.domain = domain
+    changes = {"issuer": issuer}
+    if oidc is not None:
+        changes["oidc_config"] = oidc
+    if saml is not None:
+        changes["saml_config"] = saml
     if "organizationProvisioning" in body:
-        provider.organization_provisioning = body["organizationProvisioning"] or None
-    provider.save()
-    if domain is not None and domains.enabled():
+        changes["organization_provisioning"] = body["organizationProvisioning"] or None
+    provider = _write(found.user, provider, changes, body.get("domain"), linked_check=(issuer, oidc, saml))
+    if body.get("domain") is not None and domains.enabled():
         for row in domains.rows(provider):
             if not domains.is_verified(provider, row) and domains.pending_token(row) is None:
                 domains.issue_token(row)
     signals.provider_updated.send(sender=SsoProvider, provider=provider)
     return provider
+
+
+# The columns an update rebuilds from the copy it read: written only if nobody changed them meanwhile.
+MERGED_COLUMNS = ("issuer", "oidc_config", "saml_config")
+
+
+def _write(user, read, changes, domain, linked_check):
+    """Write ``changes`` (column -> value) and ``domain`` with the provider row locked and re-read.
+
+    - 409 SSO_PROVIDER_CHANGED when another update changed a column this one merged its values into
+      (``issuer``, ``oidc_config``, ``saml_config``) after it was read: its checks ran on old values.
+    - The access rule and the identity lock (I5) are checked again on the locked row: a sign-in that
+      linked an account meanwhile held this lock while it did.
+    - ``domain`` is compared with the locked row's list, not the copy's; ``domain_verified`` is never
+      written here: :meth:`SsoProvider.save` recomputes it from the rows when the list changes.
+    """
+    with transaction.atomic():
+        current = SsoProvider.objects.select_for_update().filter(pk=read.pk).first()
+        if current is None:
+            raise APIError(404, codes.PROVIDER_NOT_FOUND)
+        if not _can_admin(user, current):
+            raise APIError(403, codes.PROVIDER_ACCESS_DENIED)
+        if any(getattr(current, column) != getattr(read, column) for column in MERGED_COLUMNS if column in changes):
+            raise APIError(409, codes.SSO_PROVIDER_CHANGED)
+        if _identity_changed(current, *linked_check) and identity.is_linked(current):
+            raise APIError(409, codes.PROVIDER_IDENTITY_LOCKED)
+        fields = [column for column, value in changes.items() if getattr(current, column) != value]
+        for column in fields:
+            setattr(current, column, changes[column])
+        if domain is not None and domain != current.domain:
+            # save() keeps the state of domains that stay; new ones start pending with their own token,
+            # and domain_verified is recomputed from the rows (issue 14 §3).
+            current.domain = domain
+            fields.append("domain")
+        current.save(update_fields=[*fields, "updated_at"])
+    return current
 
 
 def delete(found, provider_id):

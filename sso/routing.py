@@ -37,8 +37,9 @@ def provider_for_hostname(host):
     """The provider whose most specific domain entry covers ``host`` (a validated hostname), or None."""
     entries = SsoProviderDomain.objects.filter(domain__in=hostnames.suffixes(host))
     if app_settings.domain_verification.enabled:
-        # A row is verified, or its provider's flag says all of them are (a bulk write may set only that).
-        trusted = Q(status=SsoProviderDomain.VERIFIED) | Q(provider__domain_verified=True)
+        # Each row by its own status (I1). Never the provider's ``domain_verified``: that is a summary
+        # of the rows, and a stale copy written back could set it over a pending row.
+        trusted = Q(status=SsoProviderDomain.VERIFIED)
         defaults = default_provider_ids(app_settings.default_sso)
         if defaults:
             trusted |= Q(provider__provider_id__in=defaults)

@@ -104,7 +104,9 @@ def test_an_unknown_provider_is_404_json(db, browser):
 
 def test_an_unverified_provider_domain_is_401_json(provider, browser):
     form = provider.idp_response(browser, user_for())
-    SsoProvider.objects.filter(provider_id="acme-saml").update(domain_verified=False)
+    unverified = SsoProvider.objects.get(provider_id="acme-saml")
+    unverified.domain_verified = False  # save() un-verifies every domain row, as the admin does
+    unverified.save()
     response = post_acs(browser, "acme-saml", form.saml_response, form.relay_state)
     assert response.status_code == 401
     assert error_of(response)["code"] == "DOMAIN_NOT_VERIFIED"
