@@ -5,9 +5,17 @@ shared Verification table, and consumed (deleted) before being read. An anonymou
 ``RelayState=_auth-token-<20-character providerId>`` (or an OIDC callback with that ``state``)
 deleted the provider's pending domain-verification token, repeatably. Sign-in states now live under
 their own prefix (``sso-state:<key>``) and are only ever looked up there.
+
+Domain tokens have since moved to their own rows (``SsoProviderDomain``, issue 14 §3), but the table
+still holds other single-use rows (reset links, verification links...): the fixture writes one with a
+32-character identifier, a state key's length, and each attack must leave it in place.
 """
 
 import pytest
+
+from datetime import timedelta
+
+from django.utils import timezone
 
 from authservice.models import Verification
 from sso import state
@@ -26,7 +34,9 @@ TOKEN_ROW = f"_auth-token-{PROVIDER_ID}"
 def pending_domain_token(sign_in):
     owner = sign_in("owner@acme.com")
     assert owner.api_post("/sso/register", skip_discovery_body(provider_id=PROVIDER_ID)).status_code == 200
-    assert len(TOKEN_ROW) == state.STATE_LENGTH and Verification.objects.filter(identifier=TOKEN_ROW).exists()
+    assert len(TOKEN_ROW) == state.STATE_LENGTH
+    Verification.objects.create(identifier=TOKEN_ROW, value="another kind of single-use row",
+                                expires_at=timezone.now() + timedelta(hours=1))
     return owner
 
 
