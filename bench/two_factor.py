@@ -1,6 +1,6 @@
 """The added cost of a second factor: "sign-in" (password) against "sign-in + TOTP" (password, then
-/two-factor/verify-totp), through the WSGI application in-process (no HTTP; the same middleware and
-hashers as the server). Target: the TOTP step adds under 5 ms at p50.
+/two-factor/verify-totp), through the WSGI application in-process (no HTTP; the same application,
+middleware and hashers as the server: authservice.wsgi's API path, as project/wsgi.py serves it). Target: the TOTP step adds under 5 ms at p50.
 
 Run with bench/two_factor.sh (fresh PostgreSQL database, migrate, then this). Each round signs in one
 password-only user and one user with TOTP, interleaved, so both see the same machine load; each TOTP
@@ -99,7 +99,10 @@ def main():
     import pyotp
     from django.core.wsgi import get_wsgi_application
 
-    caller = Caller(get_wsgi_application())
+    from authservice import wsgi
+
+    # What the server runs (project/wsgi.py): API paths on the lean middleware stack.
+    caller = Caller(wsgi.application(get_wsgi_application()))
     plain, with_totp = seed(args.rounds + 3)
 
     def sign_in(email):
