@@ -2,7 +2,7 @@
 
 I6: a request under 64 KiB costs under 100 ms of CPU. Anyone can register an SSO provider for a domain
 of their own, verify it and generate its SCIM token, so "it needs a token" bounds nothing; and the SCIM
-routes are not rate-limited (docs/scim.md). Three amplifications:
+routes are not rate-limited (docs/scim.md). Four amplifications (the fourth in its test)
 
 1. A stored User resource is unbounded: scim2-models accepts thousands of ``phoneNumbers``/``emails``
    and ``_stored`` keeps them all. A plain page dumps the stored dict (cheap), but any ``attributes`` /
@@ -86,3 +86,29 @@ def test_a_group_post_under_64_kib_costs_under_100_ms(scim):
     response, cpu_ms = _cpu_ms(lambda: scim.scim("POST", "/Groups", body))
     assert response.status_code in (201, 400, 413), response.content
     assert cpu_ms < BUDGET_MS, f"a {len(json.dumps(body))}-byte group POST cost {cpu_ms:.0f} ms of CPU"
+
+
+def test_a_group_list_does_not_answer_every_member_of_every_group(scim):
+    """4. ``GET /Groups`` (and ``GET /Groups/{id}``) answers every member of every group on the page:
+    100 groups of 10,000 would be a million member objects for one small GET. Fix: page or cap the
+    members a read returns (as the group PATCH already avoids answering them), or exclude them from
+    list answers unless asked."""
+    from django.contrib.auth import get_user_model
+
+    from sso.scim.models import ScimGroup, ScimGroupMember, ScimUser
+
+    warm = scim.scim("POST", "/Groups", {"schemas": [GROUP_URN], "displayName": "warm-up"}).json()["id"]
+    scim.get_(f"/Groups/{warm}")
+    scim.get_("/Groups")
+    model = get_user_model()
+    # The state that POST /Users and group PATCHes build over time, written directly.
+    people = model.objects.bulk_create([model(**{users.layout().email: f"m{i}@acme.com"}) for i in range(1000)])
+    members = ScimUser.objects.bulk_create([
+        ScimUser(connection=scim.connection, user=person, user_name=f"m{i}", user_name_key=f"m{i}",
+                 email_key=f"m{i}@acme.com", resource={"userName": f"m{i}"}) for i, person in enumerate(people)])
+    for g in range(20):
+        group = ScimGroup.objects.create(connection=scim.connection, display_name=f"g{g}", display_name_key=f"g{g}")
+        ScimGroupMember.objects.bulk_create([ScimGroupMember(group=group, member=m) for m in members])
+    response, cpu_ms = _cpu_ms(lambda: scim.get_("/Groups"))
+    assert response.status_code == 200
+    assert cpu_ms < BUDGET_MS, f"a ~100-byte GET /Groups cost {cpu_ms:.0f} ms of CPU ({len(response.content)} bytes)"
