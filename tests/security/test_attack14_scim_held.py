@@ -111,3 +111,50 @@ def test_deep_paging_is_an_empty_page_not_an_error(scim):
     assert response.status_code == 200
     assert response.json()["Resources"] == []
     scim_error(scim.get_("/Users", {"startIndex": "9" * 40}), 400, "invalidValue")
+
+
+@pytest.fixture
+def mapped(scim):
+    provider = scim.provider
+    provider.organization_provisioning = {"roleMapping": {"attribute": "groups", "values": {"admins": "admin"}}}
+    provider.save()
+    return scim
+
+
+@pytest.mark.parametrize("name", ["Admins", "admins ", "admins\u00a0", " admins", "ADMINS", "admins\u200b"])
+def test_a_look_alike_group_name_does_not_make_an_admin(mapped, name):
+    """Roles: SCIM group names meet the role mapping exactly, as sign-in claims do (attack 14 padding)."""
+    from sso.models import Member
+
+    scim_id = mapped.scim("POST", "/Users", user_body("p@acme.com")).json()["id"]
+    response = mapped.scim("POST", "/Groups", {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+                                               "displayName": name, "members": [{"value": scim_id}]})
+    assert response.status_code == 201, response.content
+    assert Member.objects.get(user=users.find_by_email("p@acme.com")).role == "member"
+
+
+def test_a_hand_made_admin_is_not_demoted_by_the_directory(mapped, make_user):
+    """Roles: a membership an organization admin made by hand is the organization's, not the directory's."""
+    from sso.models import Member
+
+    person = make_user(email="lead@acme.com", password=None)
+    Account.objects.create(user=person, provider_id=mapped.provider.provider_id, account_id="sub-lead")
+    Member.objects.create(organization_id=mapped.provider.organization_id, user=person, role=Member.ADMIN)
+    scim_id = mapped.scim("POST", "/Users", user_body("lead@acme.com")).json()["id"]
+    mapped.scim("POST", "/Groups", {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+                                    "displayName": "everyone", "members": [{"value": scim_id}]})
+    assert Member.objects.get(user=person).role == Member.ADMIN
+    assert mapped.scim("DELETE", f"/Users/{scim_id}").status_code == 204
+    assert Member.objects.get(user=person).role == Member.ADMIN
+
+
+def test_a_stranger_cannot_revoke_another_providers_connection(provider, make_user, scim):
+    """A token's life is decided by the provider's managers only (sso/endpoints/scim.py)."""
+    stranger = make_user(email="stranger@example.net")
+    browser = ApiClient()
+    assert browser.api_post("/sign-in/email", {"email": stranger.email, "password": PASSWORD}).status_code == 200
+    response = browser.api_post("/scim/delete-provider-connection", {"providerId": provider.provider_id})
+    assert response.status_code in (403, 404)
+    response = browser.api_post("/scim/generate-token", {"providerId": provider.provider_id})
+    assert response.status_code in (403, 404)
+    assert scim.get_("/Users").status_code == 200
