@@ -23,13 +23,13 @@ import binascii
 import logging
 import zlib
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import xmlsec
 from django.utils import timezone
 
 from sso import app_settings
-from sso.saml import algorithms, config, signature, slo_config, store, structure, xml
+from sso.saml import algorithms, config, instants, signature, slo_config, store, structure, xml
 
 logger = logging.getLogger("sso")
 
@@ -201,29 +201,24 @@ def _check_binding(ctx, provider, settings, message):
         raise Refused(f"the message names more than {MAX_SESSION_INDEXES} SessionIndexes")
 
 
-def _instant(value):
-    try:
-        parsed = datetime.fromisoformat((value or "").strip())
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def _check_times(message, param):
-    """The moment until which the message's ID stays reserved; raises Refused when it is stale."""
+    """The moment until which the message's ID stays reserved; raises Refused when it is stale.
+
+    Instants are read and compared by sso.saml.instants (as the ACS's): now moves by the skew, never
+    the IdP's instant, so an instant at the end of the datetime range is compared, not overflowed."""
     now = timezone.now()
     skew = timedelta(milliseconds=app_settings.saml.clock_skew)
     lifetime = timedelta(milliseconds=app_settings.saml.logout_request_ttl)
-    issued = _instant(message.root.get("IssueInstant"))
+    issued = instants.parse(message.root.get("IssueInstant"))
     if issued is None:
         raise Refused("the message has no valid IssueInstant")
     if issued > now + skew:
         raise Refused("the message is not yet valid")
-    if issued + lifetime + skew < now:
+    if issued < now - lifetime - skew:
         raise Refused("the message has expired")
-    until = issued + lifetime + skew
+    until = instants.later(issued, lifetime + skew)
     if param == "SAMLRequest" and message.root.get("NotOnOrAfter"):
-        not_on_or_after = _instant(message.root.get("NotOnOrAfter"))
-        if not_on_or_after is None or not_on_or_after + skew <= now:
+        not_on_or_after = instants.parse(message.root.get("NotOnOrAfter"))
+        if not_on_or_after is None or instants.passed(not_on_or_after, now, skew):
             raise Refused("the message has expired")
     return until
