@@ -50,12 +50,12 @@ def _saml_provider(provider_id):
 
 # --- at sign-in -----------------------------------------------------------------------------------
 def record(session, provider, name_id, session_index):
-    """Keep what a later logout needs of ``session`` (opened by ``provider``'s Assertion)."""
+    """Keep what a later logout needs of ``session`` (opened by ``provider``'s Assertion): the NameID
+    and SessionIndex whole, as verified (a prefix is another identifier; SamlSession indexes a digest)."""
     if session is None or not name_id:
         return
     SamlSession.objects.update_or_create(
-        session=session, defaults={"provider": provider, "name_id": name_id[:1024],
-                                   "session_index": session_index[:1024] if session_index else None})
+        session=session, defaults={"provider": provider, "name_id": name_id, "session_index": session_index or None})
 
 
 # --- SP-initiated -----------------------------------------------------------------------------------
@@ -147,7 +147,7 @@ def _logout_request(ctx, provider, data, binding, raw_query):
 def end_sessions(provider, name_id, session_indexes=()):
     """Delete the sessions ``provider``'s IdP opened for ``name_id`` (only those of one of
     ``session_indexes`` when given); returns their tokens. Each sends ``session_revoked``."""
-    query = SamlSession.objects.filter(provider=provider, name_id=name_id)
+    query = SamlSession.of_name_id(provider, name_id)
     if session_indexes:
         query = query.filter(session_index__in=list(session_indexes))
     ended = list(Session.objects.filter(pk__in=query.values("session_id")).select_related("user"))
