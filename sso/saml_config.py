@@ -38,6 +38,34 @@ def private_key_refusal(key):
     return f"a {type(key).__name__} (RSA or EC keys only)"
 
 
+# What our signers produce: pysaml2 signs AuthnRequests (saml2.sigver.SIGNER_ALGS) and
+# sso.saml.slo_outbound signs logout messages, both RSA PKCS#1 v1.5 only.
+SIGNABLE_ALGORITHMS = frozenset("http://www.w3.org/2000/09/xmldsig#rsa-sha1 "
+                                "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256 "
+                                "http://www.w3.org/2001/04/xmldsig-more#rsa-sha384 "
+                                "http://www.w3.org/2001/04/xmldsig-more#rsa-sha512".split())
+_SIGNATURE_FAMILIES = (("ecdsa-", "EC"), ("rsa-", "RSA"), ("dsa-", "DSA"))
+
+
+def _key_type(key):
+    if isinstance(key, rsa.RSAPrivateKey):
+        return "RSA"
+    return "EC" if isinstance(key, ec.EllipticCurvePrivateKey) else type(key).__name__
+
+
+def signing_key_refusal(key, algorithm):
+    """Why the SP signing ``key`` cannot make ``algorithm`` (a signature algorithm URI) signatures
+    (None when its type is the algorithm's: RSA for rsa-*, EC for ecdsa-*). Decided at register and
+    update, and again before each signature, so a stored mismatch is a clean 400, never a libxmlsec1
+    or pysaml2 error escaping as a 500."""
+    name = algorithm.rpartition("#")[2] if isinstance(algorithm, str) else ""
+    family = next((kind for prefix, kind in _SIGNATURE_FAMILIES if name.startswith(prefix)), None)
+    kind = _key_type(key)
+    if family != kind:
+        return f"an {kind} key, which cannot sign with signatureAlgorithm {algorithm!r}"
+    return None
+
+
 def check_metadata_size(config):
     """``SAML_METADATA_TOO_LARGE`` for IdP or SP metadata over ``saml.max_metadata_size`` bytes."""
     if not isinstance(config, dict):
