@@ -1,6 +1,6 @@
 """A logout message from the IdP, checked before anything in it is used (docs/saml-slo.md).
 
-``read(ctx, provider, kind, data, binding, raw_query)`` returns the :class:`Inbound` message or
+``read(ctx, provider, kind, data, binding, query)`` returns the :class:`Inbound` message or
 raises :class:`Refused` with the reason the caller puts in its error message. In order:
 
 1. size (the setting ``max_response_size``, on the text as sent; I6), base64, and for HTTP-Redirect a
@@ -9,7 +9,8 @@ raises :class:`Refused` with the reason the caller puts in its error message. In
    (sso.saml.structure.check_logout: I2, so the element verified is the element read);
 3. signatures, by the single verifier of the ACS (sso.saml.signature), with the provider's
    configured certificates only: an XML signature on the message (HTTP-POST) and the query
-   signature (HTTP-Redirect, over the parameters exactly as received). Each present one must
+   signature (HTTP-Redirect, over the parameters exactly as received, from the one reading of the
+   query that also gave ``data``: sso.saml.slo_query). Each present one must
    verify; an unsigned message is refused when the provider wants them signed (the default);
 4. the algorithm policy of the ACS (sso.saml.algorithms) on every algorithm used;
 5. Issuer = the provider's IdP entity ID, Destination = our SLO URL (required when signed, as the SAML
@@ -29,7 +30,7 @@ import xmlsec
 from django.utils import timezone
 
 from sso import app_settings
-from sso.saml import algorithms, config, instants, signature, slo_config, store, structure, xml
+from sso.saml import algorithms, config, instants, signature, slo_config, slo_query, store, structure, xml
 
 logger = logging.getLogger("sso")
 
@@ -84,8 +85,9 @@ class Inbound:
         return code.get("Value") if code is not None else None
 
 
-def read(ctx, provider, param, data, binding, raw_query=""):
-    """The verified ``param`` ("SAMLRequest" or "SAMLResponse") message of ``data``; raises Refused."""
+def read(ctx, provider, param, data, binding, query=None):
+    """The verified ``param`` ("SAMLRequest" or "SAMLResponse") message of ``data``; raises Refused.
+    ``query``: for HTTP-Redirect, the slo_query.RedirectQuery that ``data`` is the values of."""
     settings = config.Settings.of(provider)
     encoded = data.get(param) or ""
     document = _decode(encoded, binding)
@@ -95,7 +97,7 @@ def read(ctx, provider, param, data, binding, raw_query=""):
     except structure.StructureRefused as refused:
         logger.info("SAML logout message refused: %s", refused)
         raise Refused("the message is not a well-formed logout message") from None
-    signed = _verify(root, settings, data, param, binding, raw_query)
+    signed = _verify(root, settings, data, param, binding, query)
     want = (slo_config.want_logout_request_signed(settings) if param == "SAMLRequest"
             else slo_config.want_logout_response_signed(settings))
     if want and not signed:
@@ -135,7 +137,7 @@ def _certificates(settings):
     return [signature.certificate_pem(body) for body in settings.signing_certificates]
 
 
-def _verify(root, settings, data, param, binding, raw_query):
+def _verify(root, settings, data, param, binding, query):
     """True when a signature covers the message (each one present verified), False when none does."""
     found = xml.algorithms(root)
     signed = False
@@ -146,9 +148,13 @@ def _verify(root, settings, data, param, binding, raw_query):
         if binding == "redirect" and data.get("Signature"):
             sig_alg = data.get("SigAlg") or ""
             found[0].append(sig_alg)
-            signature.verify_redirect(_octets(raw_query, param), sig_alg, _signature_value(data["Signature"]),
+            if query is None:
+                raise Refused("an HTTP-Redirect signature without the query it covers")
+            signature.verify_redirect(query.signed_octets(param), sig_alg, _signature_value(data["Signature"]),
                                       _certificates(settings))
             signed = True
+    except slo_query.QueryRefused as refused:
+        raise Refused(str(refused)) from None
     except (signature.Refused, xmlsec.Error) as error:
         logger.info("SAML logout message signature refused: %s", error)
         raise Refused("the signature does not verify with the provider's certificates") from None
@@ -166,21 +172,6 @@ def _signature_value(value):
         return base64.b64decode("".join(value.split()), validate=True)
     except (binascii.Error, ValueError, AttributeError):
         raise Refused("the Signature parameter is not valid base64") from None
-
-
-def _octets(raw_query, param):
-    """What an HTTP-Redirect signature covers: ``<param>=..&RelayState=..&SigAlg=..``, each part exactly
-    as it arrived (URL-encoded as the IdP encoded it), in this order (SAML bindings §3.4.4.1)."""
-    parts = {}
-    for part in (raw_query or "").split("&"):
-        name = part.split("=", 1)[0]
-        if name in (param, "RelayState", "SigAlg"):
-            if name in parts:
-                raise Refused(f"{name} appears twice in the query")
-            parts[name] = part
-    if param not in parts or "SigAlg" not in parts:
-        raise Refused("the query signature needs the message and SigAlg in the query")
-    return "&".join(parts[name] for name in (param, "RelayState", "SigAlg") if name in parts).encode("ascii", "replace")
 
 
 def _check_binding(ctx, provider, settings, message):
