@@ -130,8 +130,12 @@ def certificate_summary(value):
 
 
 IDP_METADATA_REQUIRED = "[body.samlConfig.idpMetadata] Invalid input: expected record, received undefined"
-# Lists of endpoints whose ``Location`` a browser may be sent to (sso.md §2 idpMetadata).
+# Lists of endpoints a browser may be sent to (sso.md §2 idpMetadata).
 IDP_SERVICE_LISTS = ("singleSignOnService", "singleLogoutService")
+# The URL-valued keys of an endpoint, the same for the JSON services here and the metadata XML's
+# attributes (sso.saml.metadata.URL_ATTRIBUTES is this tuple): one list, one rule for both paths.
+# ResponseLocation is where our LogoutResponse sends the browser (slo_config.Service.target).
+ENDPOINT_URL_KEYS = ("Location", "ResponseLocation")
 
 
 def _url_refused(field):
@@ -156,8 +160,8 @@ def check_locations(config):
         if not isinstance(services, list):
             raise _url_refused(f"idpMetadata.{key}")
         for service in services:
-            location = service.get("Location") if isinstance(service, dict) else service
-            if location is not None and not origins.is_http_url(location):
+            locations = [service.get(name) for name in ENDPOINT_URL_KEYS] if isinstance(service, dict) else [service]
+            if any(location is not None and not origins.is_http_url(location) for location in locations):
                 raise _url_refused(f"idpMetadata.{key}")
     if idp.get("url") is not None and not origins.is_http_url(idp["url"]):
         raise APIError(400, codes.SAML_METADATA_URL_INVALID)
