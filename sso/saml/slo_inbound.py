@@ -65,7 +65,7 @@ class Inbound:
 
     @property
     def name_id(self):
-        return self.child_text(xml.SAML, "NameID")
+        return structure.name_id_value(self.root.find(structure.NAME_ID))  # as the ACS recorded it
 
     @property
     def name_id_format(self):
@@ -74,7 +74,7 @@ class Inbound:
 
     @property
     def session_indexes(self):
-        return ["".join(element.itertext()).strip() for element in self.root.findall(xml.q(xml.SAMLP, "SessionIndex"))]
+        return structure.requested_session_indexes(self.root)  # as the ACS recorded them (no stripping)
 
     @property
     def in_response_to(self):
