@@ -38,6 +38,34 @@ def private_key_refusal(key):
     return f"a {type(key).__name__} (RSA or EC keys only)"
 
 
+# What our signers produce: pysaml2 signs AuthnRequests (saml2.sigver.SIGNER_ALGS) and
+# sso.saml.slo_outbound signs logout messages, both RSA PKCS#1 v1.5 only.
+SIGNABLE_ALGORITHMS = frozenset("http://www.w3.org/2000/09/xmldsig#rsa-sha1 "
+                                "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256 "
+                                "http://www.w3.org/2001/04/xmldsig-more#rsa-sha384 "
+                                "http://www.w3.org/2001/04/xmldsig-more#rsa-sha512".split())
+_SIGNATURE_FAMILIES = (("ecdsa-", "EC"), ("rsa-", "RSA"), ("dsa-", "DSA"))
+
+
+def _key_type(key):
+    if isinstance(key, rsa.RSAPrivateKey):
+        return "RSA"
+    return "EC" if isinstance(key, ec.EllipticCurvePrivateKey) else type(key).__name__
+
+
+def signing_key_refusal(key, algorithm):
+    """Why the SP signing ``key`` cannot make ``algorithm`` (a signature algorithm URI) signatures
+    (None when its type is the algorithm's: RSA for rsa-*, EC for ecdsa-*). Decided at register and
+    update, and again before each signature, so a stored mismatch is a clean 400, never a libxmlsec1
+    or pysaml2 error escaping as a 500."""
+    name = algorithm.rpartition("#")[2] if isinstance(algorithm, str) else ""
+    family = next((kind for prefix, kind in _SIGNATURE_FAMILIES if name.startswith(prefix)), None)
+    kind = _key_type(key)
+    if family != kind:
+        return f"an {kind} key, which cannot sign with signatureAlgorithm {algorithm!r}"
+    return None
+
+
 def check_metadata_size(config):
     """``SAML_METADATA_TOO_LARGE`` for IdP or SP metadata over ``saml.max_metadata_size`` bytes."""
     if not isinstance(config, dict):
@@ -102,8 +130,12 @@ def certificate_summary(value):
 
 
 IDP_METADATA_REQUIRED = "[body.samlConfig.idpMetadata] Invalid input: expected record, received undefined"
-# Lists of endpoints whose ``Location`` a browser may be sent to (sso.md §2 idpMetadata).
+# Lists of endpoints a browser may be sent to (sso.md §2 idpMetadata).
 IDP_SERVICE_LISTS = ("singleSignOnService", "singleLogoutService")
+# The URL-valued keys of an endpoint, the same for the JSON services here and the metadata XML's
+# attributes (sso.saml.metadata.URL_ATTRIBUTES is this tuple): one list, one rule for both paths.
+# ResponseLocation is where our LogoutResponse sends the browser (slo_config.Service.target).
+ENDPOINT_URL_KEYS = ("Location", "ResponseLocation")
 
 
 def _url_refused(field):
@@ -128,8 +160,8 @@ def check_locations(config):
         if not isinstance(services, list):
             raise _url_refused(f"idpMetadata.{key}")
         for service in services:
-            location = service.get("Location") if isinstance(service, dict) else service
-            if location is not None and not origins.is_http_url(location):
+            locations = [service.get(name) for name in ENDPOINT_URL_KEYS] if isinstance(service, dict) else [service]
+            if any(location is not None and not origins.is_http_url(location) for location in locations):
                 raise _url_refused(f"idpMetadata.{key}")
     if idp.get("url") is not None and not origins.is_http_url(idp["url"]):
         raise APIError(400, codes.SAML_METADATA_URL_INVALID)

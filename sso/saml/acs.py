@@ -17,7 +17,6 @@ import base64
 import binascii
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from saml2 import BINDING_HTTP_POST
 from saml2.response import StatusError
@@ -30,7 +29,7 @@ from authservice.flows.external_identity import SignInFailure, SignInRefused, fa
 from sso import app_settings, signin, state
 from sso.errors import codes
 from sso.models import SsoProvider
-from sso.saml import algorithms, config, mapping, redirects, sign_in, slo, store, structure, xml
+from sso.saml import algorithms, config, instants, mapping, redirects, sign_in, slo, store, structure, xml
 from sso.saml.sign_in import RELAY_STATE_COOKIE
 from sso.saml.verified import VerificationRefused
 from sso.saml.verified import verify_response as verified_response
@@ -341,14 +340,16 @@ def _check_relay_state(provider, pending, relay_error):
 
 
 def _not_on_or_after(assertion):
+    """The Conditions' NotOnOrAfter by the one reader of instants (shared with Single Logout); None
+    when there is none. One pysaml2 accepted but we cannot read is refused: the replay tombstone must
+    last as long as the assertion does, so it cannot fall back to a short default."""
     value = assertion.conditions.not_on_or_after if assertion.conditions is not None else None
     if not value:
         return None
-    try:
-        parsed = datetime.fromisoformat(value.strip())  # 3.11+ reads the trailing Z
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    parsed = instants.parse(value)
+    if parsed is None:
+        raise SignInFailure("saml_error", INVALID)
+    return parsed
 
 
 def _reserve(provider, assertion):

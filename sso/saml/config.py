@@ -27,7 +27,7 @@ from saml2.sigver import RSACrypto
 from authservice import links
 from sso import app_settings
 from sso.saml import signature, xml
-from sso.saml_config import _pem_blocks, certificates_of, private_key_refusal
+from sso.saml_config import SIGNABLE_ALGORITHMS, _pem_blocks, certificates_of, private_key_refusal, signing_key_refusal
 from sso.stored import as_dict, as_list, as_str
 
 EMAIL_FORMAT = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
@@ -259,6 +259,23 @@ def _private_key(name, pem, password=None):
     if isinstance(loaded, str):
         raise ConfigError(f"{name}: {loaded}")
     return loaded
+
+
+def signer_key(settings):
+    """``(key, PEM)`` of the SP signing key, checked to make ``settings.signature_algorithm``
+    signatures with our signers (pysaml2 for AuthnRequests, sso.saml.slo_outbound for logout
+    messages); None without a key. Raises ConfigError (a 400 SAML_CONFIG_INVALID at the endpoints) for
+    a key registered before sso.saml.validation compared its type, or an algorithm we cannot sign."""
+    if not settings.signing_key:
+        return None
+    key, pem = _private_key("signing key", settings.signing_key, settings.signing_key_pass)
+    algorithm = settings.signature_algorithm
+    refusal = signing_key_refusal(key, algorithm)
+    if refusal:
+        raise ConfigError(f"signing key: {refusal}")
+    if algorithm not in SIGNABLE_ALGORITHMS:
+        raise ConfigError(f"signatureAlgorithm {algorithm!r} cannot sign SAML messages here (RSA only)")
+    return key, pem
 
 
 def _custom_acs_urls(sp_metadata):

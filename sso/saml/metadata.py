@@ -24,7 +24,7 @@ from sso import app_settings
 from sso.errors import NO_PROVIDER_FOR_ID_MESSAGE, codes
 from sso.models import SsoProvider
 from sso.saml import config, slo_config, xml
-from sso.saml_config import _pem_blocks
+from sso.saml_config import ENDPOINT_URL_KEYS, _pem_blocks
 
 
 def _bool(value):
@@ -94,7 +94,7 @@ def foreign_content(text, root):
 # sso.saml.validation at register, update and refresh, and dropped from a served document (older rows).
 MDUI = "urn:oasis:names:tc:SAML:metadata:ui"
 MDRPI = "urn:oasis:names:tc:SAML:metadata:rpi"
-URL_ATTRIBUTES = ("Location", "ResponseLocation")  # on any element (endpoints, DiscoveryResponse ...)
+URL_ATTRIBUTES = ENDPOINT_URL_KEYS  # on any element (endpoints, DiscoveryResponse ...); as the JSON services
 URL_ELEMENTS = frozenset({
     xml.q(xml.MD, "OrganizationURL"), xml.q(xml.MD, "AdditionalMetadataLocation"),
     xml.q(MDUI, "InformationURL"), xml.q(MDUI, "PrivacyStatementURL"), xml.q(MDUI, "Logo"),

@@ -30,6 +30,8 @@ def start(ctx, provider, body):
     destination = settings.sso_url()
     request_id = "_" + str(uuid.uuid4())
     try:
+        if settings.authn_requests_signed:
+            config.signer_key(settings)  # the key can make signatureAlgorithm signatures (as for SLO)
         url = _redirect_url(ctx, provider, destination, request_id, pending.key)
     except config.ConfigError:
         raise APIError(400, codes.SAML_CONFIG_INVALID) from None

@@ -25,7 +25,7 @@ from sso import app_settings
 from sso import signals as sso_signals
 from sso.errors import codes as sso_codes  # noqa: F401 - registers the SSO codes
 from sso.models import SamlSession, SsoProvider
-from sso.saml import config, redirects, slo_config, slo_inbound, slo_outbound, store
+from sso.saml import config, redirects, slo_config, slo_inbound, slo_outbound, slo_query, store
 
 logger = logging.getLogger("sso")
 
@@ -50,12 +50,12 @@ def _saml_provider(provider_id):
 
 # --- at sign-in -----------------------------------------------------------------------------------
 def record(session, provider, name_id, session_index):
-    """Keep what a later logout needs of ``session`` (opened by ``provider``'s Assertion)."""
+    """Keep what a later logout needs of ``session`` (opened by ``provider``'s Assertion): the NameID
+    and SessionIndex whole, as verified (a prefix is another identifier; SamlSession indexes a digest)."""
     if session is None or not name_id:
         return
     SamlSession.objects.update_or_create(
-        session=session, defaults={"provider": provider, "name_id": name_id[:1024],
-                                   "session_index": session_index[:1024] if session_index else None})
+        session=session, defaults={"provider": provider, "name_id": name_id, "session_index": session_index or None})
 
 
 # --- SP-initiated -----------------------------------------------------------------------------------
@@ -90,20 +90,31 @@ def initiate(ctx, provider_id, callback_url=None):
 
 # --- from the IdP -----------------------------------------------------------------------------------
 def receive(ctx, provider_id, data, binding, raw_query=""):
-    """Handle a LogoutRequest or LogoutResponse; answers an Outgoing or a redirect URL (str)."""
+    """Handle a LogoutRequest or LogoutResponse; answers an Outgoing or a redirect URL (str).
+
+    HTTP-Redirect: ``data`` is replaced by the values of the one reading of ``raw_query`` whose
+    parts the query signature is checked over (sso.saml.slo_query, I2)."""
     _require_enabled()
+    query = None
+    if binding == "redirect":
+        try:
+            query = slo_query.RedirectQuery.parse(raw_query)
+        except slo_query.QueryRefused as refused:
+            code = codes.INVALID_LOGOUT_RESPONSE if data.get("SAMLResponse") else codes.INVALID_LOGOUT_REQUEST
+            raise _refused(code, refused) from None
+        data = query.values
     if not data.get("SAMLRequest") and not data.get("SAMLResponse"):
         target = redirects.success_url(ctx)
         return links.with_error(target, "invalid_request", MISSING_DATA)
     provider = _saml_provider(provider_id)
     if data.get("SAMLResponse"):
-        return _logout_response(ctx, provider, data, binding, raw_query)
-    return _logout_request(ctx, provider, data, binding, raw_query)
+        return _logout_response(ctx, provider, data, binding, query)
+    return _logout_request(ctx, provider, data, binding, query)
 
 
-def _logout_response(ctx, provider, data, binding, raw_query):
+def _logout_response(ctx, provider, data, binding, query):
     try:
-        message = slo_inbound.read(ctx, provider, "SAMLResponse", data, binding, raw_query)
+        message = slo_inbound.read(ctx, provider, "SAMLResponse", data, binding, query)
     except slo_inbound.Refused as refused:
         raise _refused(codes.INVALID_LOGOUT_RESPONSE, refused) from None
     if not message.in_response_to:
@@ -122,13 +133,13 @@ def _logout_response(ctx, provider, data, binding, raw_query):
     return callback if redirects.is_safe(ctx, callback) else links.public_origin(ctx)
 
 
-def _logout_request(ctx, provider, data, binding, raw_query):
+def _logout_request(ctx, provider, data, binding, query):
     settings = config.Settings.of(provider)
     service = slo_config.service(settings, prefer=binding)
     if service is None:
         raise APIError(400, codes.IDP_SLO_NOT_SUPPORTED)
     try:
-        message = slo_inbound.read(ctx, provider, "SAMLRequest", data, binding, raw_query)
+        message = slo_inbound.read(ctx, provider, "SAMLRequest", data, binding, query)
     except slo_inbound.Refused as refused:
         raise _refused(codes.INVALID_LOGOUT_REQUEST, refused) from None
     if not message.name_id:
@@ -147,7 +158,7 @@ def _logout_request(ctx, provider, data, binding, raw_query):
 def end_sessions(provider, name_id, session_indexes=()):
     """Delete the sessions ``provider``'s IdP opened for ``name_id`` (only those of one of
     ``session_indexes`` when given); returns their tokens. Each sends ``session_revoked``."""
-    query = SamlSession.objects.filter(provider=provider, name_id=name_id)
+    query = SamlSession.of_name_id(provider, name_id)
     if session_indexes:
         query = query.filter(session_index__in=list(session_indexes))
     ended = list(Session.objects.filter(pk__in=query.values("session_id")).select_related("user"))

@@ -1,6 +1,6 @@
 """A logout message from the IdP, checked before anything in it is used (docs/saml-slo.md).
 
-``read(ctx, provider, kind, data, binding, raw_query)`` returns the :class:`Inbound` message or
+``read(ctx, provider, kind, data, binding, query)`` returns the :class:`Inbound` message or
 raises :class:`Refused` with the reason the caller puts in its error message. In order:
 
 1. size (the setting ``max_response_size``, on the text as sent; I6), base64, and for HTTP-Redirect a
@@ -9,7 +9,8 @@ raises :class:`Refused` with the reason the caller puts in its error message. In
    (sso.saml.structure.check_logout: I2, so the element verified is the element read);
 3. signatures, by the single verifier of the ACS (sso.saml.signature), with the provider's
    configured certificates only: an XML signature on the message (HTTP-POST) and the query
-   signature (HTTP-Redirect, over the parameters exactly as received). Each present one must
+   signature (HTTP-Redirect, over the parameters exactly as received, from the one reading of the
+   query that also gave ``data``: sso.saml.slo_query). Each present one must
    verify; an unsigned message is refused when the provider wants them signed (the default);
 4. the algorithm policy of the ACS (sso.saml.algorithms) on every algorithm used;
 5. Issuer = the provider's IdP entity ID, Destination = our SLO URL (required when signed, as the SAML
@@ -23,21 +24,23 @@ import binascii
 import logging
 import zlib
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import xmlsec
 from django.utils import timezone
 
 from sso import app_settings
-from sso.saml import algorithms, config, signature, slo_config, store, structure, xml
+from sso.saml import algorithms, config, instants, signature, slo_config, slo_query, store, structure, xml
 
 logger = logging.getLogger("sso")
 
 SUCCESS = "urn:oasis:names:tc:SAML:2.0:status:Success"
 KINDS = {"SAMLRequest": structure.LOGOUT_REQUEST, "SAMLResponse": structure.LOGOUT_RESPONSE}
-# A deflated message inflates to at most this many times max_response_size (a real LogoutRequest
-# is a few KiB; a bomb stops here, before any parse).
-INFLATE_FACTOR = 4
+# A deflated message inflates to at most this many bytes (and never past max_response_size). A real
+# logout message is under 8 KiB; DEFLATE packs repetitive markup ~650:1, so with the former bound
+# (4 x max_response_size = 1 MiB) a 1.8 KiB query became 250,000 elements parsed and walked: ~300 ms
+# of CPU (I6, attack pass 14). At 64 KiB the parse and walks stay a few ms whatever the query.
+MAX_INFLATED = 64 * 1024
 # SessionIndexes one LogoutRequest may name (an IN list per request stays small, I6; IdPs send one).
 MAX_SESSION_INDEXES = 32
 
@@ -62,7 +65,7 @@ class Inbound:
 
     @property
     def name_id(self):
-        return self.child_text(xml.SAML, "NameID")
+        return structure.name_id_value(self.root.find(structure.NAME_ID))  # as the ACS recorded it
 
     @property
     def name_id_format(self):
@@ -71,7 +74,7 @@ class Inbound:
 
     @property
     def session_indexes(self):
-        return ["".join(element.itertext()).strip() for element in self.root.findall(xml.q(xml.SAMLP, "SessionIndex"))]
+        return structure.requested_session_indexes(self.root)  # as the ACS recorded them (no stripping)
 
     @property
     def in_response_to(self):
@@ -84,8 +87,9 @@ class Inbound:
         return code.get("Value") if code is not None else None
 
 
-def read(ctx, provider, param, data, binding, raw_query=""):
-    """The verified ``param`` ("SAMLRequest" or "SAMLResponse") message of ``data``; raises Refused."""
+def read(ctx, provider, param, data, binding, query=None):
+    """The verified ``param`` ("SAMLRequest" or "SAMLResponse") message of ``data``; raises Refused.
+    ``query``: for HTTP-Redirect, the slo_query.RedirectQuery that ``data`` is the values of."""
     settings = config.Settings.of(provider)
     encoded = data.get(param) or ""
     document = _decode(encoded, binding)
@@ -95,7 +99,7 @@ def read(ctx, provider, param, data, binding, raw_query=""):
     except structure.StructureRefused as refused:
         logger.info("SAML logout message refused: %s", refused)
         raise Refused("the message is not a well-formed logout message") from None
-    signed = _verify(root, settings, data, param, binding, raw_query)
+    signed = _verify(root, settings, data, param, binding, query)
     want = (slo_config.want_logout_request_signed(settings) if param == "SAMLRequest"
             else slo_config.want_logout_response_signed(settings))
     if want and not signed:
@@ -121,7 +125,7 @@ def _decode(encoded, binding):
     if binding == "redirect":
         inflater = zlib.decompressobj(-15)
         try:
-            decoded = inflater.decompress(decoded, limit * INFLATE_FACTOR)
+            decoded = inflater.decompress(decoded, min(limit, MAX_INFLATED))
         except zlib.error:
             raise Refused("the message is not valid DEFLATE data") from None
         if inflater.unconsumed_tail:
@@ -135,7 +139,7 @@ def _certificates(settings):
     return [signature.certificate_pem(body) for body in settings.signing_certificates]
 
 
-def _verify(root, settings, data, param, binding, raw_query):
+def _verify(root, settings, data, param, binding, query):
     """True when a signature covers the message (each one present verified), False when none does."""
     found = xml.algorithms(root)
     signed = False
@@ -146,9 +150,13 @@ def _verify(root, settings, data, param, binding, raw_query):
         if binding == "redirect" and data.get("Signature"):
             sig_alg = data.get("SigAlg") or ""
             found[0].append(sig_alg)
-            signature.verify_redirect(_octets(raw_query, param), sig_alg, _signature_value(data["Signature"]),
+            if query is None:
+                raise Refused("an HTTP-Redirect signature without the query it covers")
+            signature.verify_redirect(query.signed_octets(param), sig_alg, _signature_value(data["Signature"]),
                                       _certificates(settings))
             signed = True
+    except slo_query.QueryRefused as refused:
+        raise Refused(str(refused)) from None
     except (signature.Refused, xmlsec.Error) as error:
         logger.info("SAML logout message signature refused: %s", error)
         raise Refused("the signature does not verify with the provider's certificates") from None
@@ -166,21 +174,6 @@ def _signature_value(value):
         return base64.b64decode("".join(value.split()), validate=True)
     except (binascii.Error, ValueError, AttributeError):
         raise Refused("the Signature parameter is not valid base64") from None
-
-
-def _octets(raw_query, param):
-    """What an HTTP-Redirect signature covers: ``<param>=..&RelayState=..&SigAlg=..``, each part exactly
-    as it arrived (URL-encoded as the IdP encoded it), in this order (SAML bindings §3.4.4.1)."""
-    parts = {}
-    for part in (raw_query or "").split("&"):
-        name = part.split("=", 1)[0]
-        if name in (param, "RelayState", "SigAlg"):
-            if name in parts:
-                raise Refused(f"{name} appears twice in the query")
-            parts[name] = part
-    if param not in parts or "SigAlg" not in parts:
-        raise Refused("the query signature needs the message and SigAlg in the query")
-    return "&".join(parts[name] for name in (param, "RelayState", "SigAlg") if name in parts).encode("ascii", "replace")
 
 
 def _check_binding(ctx, provider, settings, message):
@@ -201,29 +194,24 @@ def _check_binding(ctx, provider, settings, message):
         raise Refused(f"the message names more than {MAX_SESSION_INDEXES} SessionIndexes")
 
 
-def _instant(value):
-    try:
-        parsed = datetime.fromisoformat((value or "").strip())
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def _check_times(message, param):
-    """The moment until which the message's ID stays reserved; raises Refused when it is stale."""
+    """The moment until which the message's ID stays reserved; raises Refused when it is stale.
+
+    Instants are read and compared by sso.saml.instants (as the ACS's): now moves by the skew, never
+    the IdP's instant, so an instant at the end of the datetime range is compared, not overflowed."""
     now = timezone.now()
     skew = timedelta(milliseconds=app_settings.saml.clock_skew)
     lifetime = timedelta(milliseconds=app_settings.saml.logout_request_ttl)
-    issued = _instant(message.root.get("IssueInstant"))
+    issued = instants.parse(message.root.get("IssueInstant"))
     if issued is None:
         raise Refused("the message has no valid IssueInstant")
     if issued > now + skew:
         raise Refused("the message is not yet valid")
-    if issued + lifetime + skew < now:
+    if issued < now - lifetime - skew:
         raise Refused("the message has expired")
-    until = issued + lifetime + skew
+    until = instants.later(issued, lifetime + skew)
     if param == "SAMLRequest" and message.root.get("NotOnOrAfter"):
-        not_on_or_after = _instant(message.root.get("NotOnOrAfter"))
-        if not_on_or_after is None or not_on_or_after + skew <= now:
+        not_on_or_after = instants.parse(message.root.get("NotOnOrAfter"))
+        if not_on_or_after is None or instants.passed(not_on_or_after, now, skew):
             raise Refused("the message has expired")
     return until

@@ -75,11 +75,15 @@ def logout_response(settings, response_id, destination, in_response_to, status=S
 
 
 def _key(settings):
-    """The SP signing key as an xmlsec key, or None without one; raises config.ConfigError."""
-    if not settings.signing_key:
+    """The SP signing key as an xmlsec key, or None without one; raises config.ConfigError (the key
+    cannot make signatureAlgorithm signatures: decided by config.signer_key, as for AuthnRequests)."""
+    loaded = config.signer_key(settings)
+    if loaded is None:
         return None
-    _, pem = config._private_key("signing key", settings.signing_key, settings.signing_key_pass)  # noqa: SLF001
-    return xmlsec.Key.from_memory(pem, xmlsec.constants.KeyDataFormatPem)
+    try:
+        return xmlsec.Key.from_memory(loaded[1], xmlsec.constants.KeyDataFormatPem)
+    except xmlsec.Error as error:
+        raise config.ConfigError(f"signing key: {error}") from None
 
 
 def _signature_transform(settings):
@@ -100,13 +104,16 @@ def sign_xml(settings, text):
     reference = xmlsec.template.add_reference(template, digest, uri="#" + root.get("ID"))
     xmlsec.template.add_transform(reference, xmlsec.constants.TransformEnveloped)
     xmlsec.template.add_transform(reference, xmlsec.constants.TransformExclC14N)
-    if settings.signing_cert:
-        xmlsec.template.add_x509_data(xmlsec.template.ensure_key_info(template))
-        key.load_cert_from_memory(settings.signing_cert, xmlsec.constants.KeyDataFormatCertPem)
-    context = xmlsec.SignatureContext()
-    context.register_id(root, "ID")
-    context.key = key
-    context.sign(template)
+    try:  # any libxmlsec1 refusal here is the stored config's fault: a 400, not a 500
+        if settings.signing_cert:
+            xmlsec.template.add_x509_data(xmlsec.template.ensure_key_info(template))
+            key.load_cert_from_memory(settings.signing_cert, xmlsec.constants.KeyDataFormatCertPem)
+        context = xmlsec.SignatureContext()
+        context.register_id(root, "ID")
+        context.key = key
+        context.sign(template)
+    except xmlsec.Error as error:
+        raise config.ConfigError(f"signing failed: {error}") from None
     return etree.tostring(root, encoding="unicode")
 
 
@@ -122,7 +129,10 @@ def redirect(settings, destination, param, text, relay_state=None):
         query += f"&SigAlg={quote_plus(settings.signature_algorithm)}"
         context = xmlsec.SignatureContext()
         context.key = key
-        value = context.sign_binary(query.encode("ascii"), _signature_transform(settings))
+        try:
+            value = context.sign_binary(query.encode("ascii"), _signature_transform(settings))
+        except xmlsec.Error as error:
+            raise config.ConfigError(f"signing failed: {error}") from None
         query += f"&Signature={quote_plus(base64.b64encode(value).decode())}"
     parts = urlsplit(destination)
     joined = f"{parts.query}&{query}" if parts.query else query

@@ -17,6 +17,7 @@ from django.utils import timezone
 from authservice.models import Verification
 from sso import app_settings
 from sso.models import SamlUsedAssertion
+from sso.saml import instants
 
 REQUEST_PREFIX = "saml-authn-request:"
 ASSERTION_PREFIX = "saml-used-assertion:"
@@ -82,7 +83,8 @@ def reserve_assertion(provider_id, assertion_id, not_on_or_after=None, prefix=AS
     """Record ``assertion_id`` as used; False when it already was (by any process)."""
     now = timezone.now()
     skew = timedelta(milliseconds=app_settings.saml.clock_skew)
-    expires = (not_on_or_after + skew) if not_on_or_after else now + REPLAY_FALLBACK
+    # instants.later saturates: an IdP's NotOnOrAfter at the end of the datetime range must not overflow.
+    expires = instants.later(not_on_or_after, skew) if not_on_or_after else now + REPLAY_FALLBACK
     expires = max(expires, now + timedelta(seconds=1))
     identifier = prefix + assertion_id
     if _insert_tombstone(identifier, provider_id, expires):

@@ -218,3 +218,33 @@ def check_logout(root, expected):
     _check_issuers(root)
     if expected == LOGOUT_REQUEST and len(root.findall(NAME_ID)) != 1:
         raise StructureRefused(f"{len(root.findall(NAME_ID))} NameIDs in the LogoutRequest, not one")
+
+
+# --- values both the ACS record and the SLO lookup read (one reader each, I2) ------------------------
+# What the ACS stores for Single Logout and what a LogoutRequest is compared with must be read the same
+# way, or the stored value is not the value compared (attack pass 14: the ACS kept " s " as asserted,
+# the SLO service stripped the request's to "s", and the IdP's logout ended nothing).
+AUTHN_STATEMENT = f"{{{SAML}}}AuthnStatement"
+
+
+def name_id_value(element):
+    """A NameID's value: its text, surrounding whitespace trimmed (pretty-printed IdP XML puts some
+    there; the account key has always been the trimmed value, and pysaml2 reads it so too)."""
+    return "".join(element.itertext()).strip() if element is not None else None
+
+
+def session_index_value(value):
+    """A SessionIndex as SAML compares it: an xs:string, as is (no whitespace normalisation), so the
+    value the IdP asserted is the value its LogoutRequest repeats. None for a missing or empty one."""
+    return value or None
+
+
+def asserted_session_index(assertion):
+    """The SessionIndex of an Assertion's AuthnStatement (what the ACS records), or None."""
+    statement = assertion.find(AUTHN_STATEMENT)
+    return session_index_value(statement.get("SessionIndex")) if statement is not None else None
+
+
+def requested_session_indexes(root):
+    """The SessionIndexes a LogoutRequest names (what the SLO lookup compares with the record)."""
+    return [session_index_value("".join(element.itertext())) for element in root.findall(SESSION_INDEX)]

@@ -15,8 +15,9 @@ from cryptography.hazmat.primitives import serialization
 from authservice.errors import APIError
 from sso.errors import codes
 from sso.saml import algorithms, metadata, xml
-from sso.saml_config import load_certificate, private_key_refusal
-from sso.stored import as_dict
+from sso.saml.config import DEFAULT_SIGNATURE
+from sso.saml_config import load_certificate, private_key_refusal, signing_key_refusal
+from sso.stored import as_dict, as_str
 
 INVALID_IDP_METADATA = "Invalid IdP metadata: expected an EntityDescriptor with an IDPSSODescriptor"
 
@@ -92,11 +93,20 @@ SP_KEY_FIELDS = (("spMetadata", "privateKey"), (None, "privateKey"), ("spMetadat
                  ("idpMetadata", "encPrivateKey"))
 
 
+SP_SIGNING_KEY_FIELDS = (("spMetadata", "privateKey"), (None, "privateKey"))
+
+
+def _signature_algorithm(config):
+    return algorithms.expand(algorithms.SIGNATURE, as_str(config.get("signatureAlgorithm")) or DEFAULT_SIGNATURE)
+
+
 def _check_sp_key_sizes(config):
     """SAML_CONFIG_INVALID for an SP private key over the size bound (RSA over 4096 bits, EC off
     P-256/384/521): every anonymous sign-in start or ACS request would sign or decrypt with it, and
-    loading validates it (seconds at 8192 bits; security.md I6). The size is read from an unvalidated
-    parse; a key that does not parse is still left to its first use."""
+    loading validates it (seconds at 8192 bits; security.md I6). A signing key must also be of the
+    signatureAlgorithm's type (an EC key cannot make RSA-SHA256 signatures: every SLO answer and
+    signed AuthnRequest would fail). The key is read from an unvalidated parse; a key that does not
+    parse is still left to its first use."""
     for section, field in SP_KEY_FIELDS:
         holder = as_dict(config.get(section)) if section else config
         pem, password = holder.get(field), holder.get(f"{field}Pass")
@@ -108,6 +118,8 @@ def _check_sp_key_sizes(config):
         except (ValueError, TypeError):
             continue
         refusal = private_key_refusal(key)
+        if refusal is None and (section, field) in SP_SIGNING_KEY_FIELDS:
+            refusal = signing_key_refusal(key, _signature_algorithm(config))
         if refusal:
             where = f"{section}.{field}" if section else field
             raise APIError(400, codes.SAML_CONFIG_INVALID, f"samlConfig.{where} is {refusal}")

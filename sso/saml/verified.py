@@ -59,13 +59,13 @@ class Verified:
     def name_id(self):
         subject = self.assertion.find(SUBJECT)
         name_id = subject.find(NAME_ID) if subject is not None else None
-        return (name_id.text or "").strip() if name_id is not None else ""
+        return structure.name_id_value(name_id) or ""  # the reader the SLO lookup uses too
 
     @property
     def session_index(self):
-        """The SessionIndex of the Assertion's AuthnStatement (what a LogoutRequest names), or None."""
-        statement = self.assertion.find(f"{{{structure.SAML}}}AuthnStatement")
-        return statement.get("SessionIndex") if statement is not None else None
+        """The SessionIndex of the Assertion's AuthnStatement (what a LogoutRequest names), or None;
+        read as the SLO service reads a LogoutRequest's (sso.saml.structure)."""
+        return structure.asserted_session_index(self.assertion)
 
     @property
     def issuer(self):

@@ -74,3 +74,21 @@ def test_a_small_deflated_logout_request_costs_under_100ms(ada):
     assert spent < BUDGET, f"a {len(query)}-byte request cost {spent * 1000:.0f} ms of CPU"
     assert alive(ada)
 
+
+
+def test_a_logout_request_just_under_the_inflate_bound_costs_under_100ms(ada):
+    """The bound itself (slo_inbound.MAX_INFLATED): the costliest message still parsed and walked (just
+    under 64 KiB of empty elements) stays within I6's budget."""
+    from sso.saml.slo_inbound import MAX_INFLATED  # noqa: PLC0415
+
+    empty = Message(issuer=idp_entity("acme"), destination=slo_url("acme"), extra="<samlp:Extensions/>").xml()
+    count = (MAX_INFLATED - len(empty) - 64) // len("<a/>")
+    message = Message(issuer=idp_entity("acme"), destination=slo_url("acme"),
+                      extra="<samlp:Extensions>" + "<a/>" * count + "</samlp:Extensions>")
+    assert MAX_INFLATED - 128 < len(message.xml()) <= MAX_INFLATED
+    response, spent = _cpu(_query(message.xml()))
+    code = response.json()["code"]
+    assert (response.status_code, code) == (400, "INVALID_LOGOUT_REQUEST"), response.content
+    assert b"not signed" in response.content, "the message must have been parsed, not refused for its size"
+    assert spent < BUDGET, f"{spent * 1000:.0f} ms of CPU"
+    assert alive(ada)

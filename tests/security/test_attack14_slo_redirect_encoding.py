@@ -54,3 +54,21 @@ def test_an_encoded_relay_state_name_does_not_slip_past_the_redirect_signature(a
     assert response.status_code == 302, response.content
     echoed = parse_qs(urlsplit(response["Location"]).query).get("RelayState")
     assert echoed != [EVIL], f"our signed LogoutResponse carries the unsigned, smuggled RelayState {echoed!r}"
+
+
+def test_a_binding_parameter_whose_name_arrives_percent_encoded_is_refused(ada, slo_keys):
+    """The mechanism (sso.saml.slo_query): one reading of the query gives both the values used and the
+    octets verified; a binding parameter name that needs decoding is refused outright."""
+    genuine = redirect_query(Message(issuer=idp_entity("acme"), destination=slo_url("acme")), slo_keys["idp"])
+    response = get_slo("acme", genuine + "&Relay%53tate=https%3A%2F%2Fevil.test%2Fphish")
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] == "INVALID_LOGOUT_REQUEST"
+    assert alive(ada)
+
+
+def test_a_relay_state_repeated_after_the_signed_one_is_refused(ada, slo_keys):
+    genuine = redirect_query(Message(issuer=idp_entity("acme"), destination=slo_url("acme")), slo_keys["idp"],
+                             relay_state="/home")
+    response = get_slo("acme", genuine + "&RelayState=https%3A%2F%2Fevil.test%2Fphish")
+    assert response.status_code == 400, response.content
+    assert alive(ada)

@@ -15,10 +15,11 @@ otherwise), and have the outbound signer turn any libxmlsec1 signing error into 
 SAML_CONFIG_INVALID), never an unhandled exception.
 """
 
+import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from tests.conftest import ORIGIN
+from tests.conftest import ORIGIN, ApiClient
 from tests.security.saml_slo_support import (  # noqa: F401 - fixtures
     IDP_ORIGIN,
     POST,
@@ -27,6 +28,7 @@ from tests.security.saml_slo_support import (  # noqa: F401 - fixtures
     configure_sso,
     get_slo,
     idp_entity,
+    make_provider,
     post_form,
     post_slo,
     redirect_query,
@@ -35,6 +37,9 @@ from tests.security.saml_slo_support import (  # noqa: F401 - fixtures
     slo_url,
 )
 from tests.sso.conftest import sign_in  # noqa: F401 - fixture
+
+ECDSA_SHA256 = "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256"
+RSA = "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
 
 
 def _ec_key():
@@ -94,3 +99,56 @@ def test_an_ec_sp_key_accepted_at_register_is_not_a_500_at_sp_initiated_logout(s
     assert response.status_code != 500, response.content
     if response.status_code == 400:
         assert alive(user)
+
+
+# --- the mechanism: refused at register/update, and a stored mismatch is a clean 400 at every signer ------
+def test_an_ec_sp_key_with_an_rsa_signature_algorithm_is_refused_at_register(slo_on, sign_in, slo_keys):
+    """The key's type must be the signatureAlgorithm's (RSA-SHA256 by default): SAML_CONFIG_INVALID."""
+    from sso.models import SsoProvider  # noqa: PLC0415
+
+    response = _register(sign_in("mallory@evil.test"), slo_keys["other"], REDIRECT)
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] == "SAML_CONFIG_INVALID"
+    assert not SsoProvider.objects.filter(provider_id="evil").exists()
+
+
+def test_an_rsa_signature_algorithm_given_to_an_ec_key_at_update_is_refused(slo_on, sign_in, slo_keys):
+    """The update path: an EC key registered with ecdsa-sha256, then signatureAlgorithm set to rsa-sha256."""
+    owner = sign_in("mallory@evil.test")
+    config = {"entryPoint": f"{IDP_ORIGIN}/evil/sso", "cert": slo_keys["other"].cert_pem,
+              "idpMetadata": {"entityID": idp_entity("evil")}, "spMetadata": {"privateKey": _ec_key()},
+              "signatureAlgorithm": ECDSA_SHA256}
+    registered = owner.api_post("/sso/register", {"providerId": "evil", "issuer": f"{ORIGIN}/sp/evil",
+                                                  "domain": "evil.test", "samlConfig": config})
+    assert registered.status_code == 200, registered.content
+    update = owner.api_post("/sso/update-provider", {"providerId": "evil", "samlConfig": {"signatureAlgorithm": RSA}})
+    assert update.status_code == 400, update.content
+    assert update.json()["code"] == "SAML_CONFIG_INVALID"
+
+
+@pytest.fixture
+def stored_ec(slo_on, make_user, slo_keys):
+    """A provider stored with an EC SP key before registration compared key and algorithm types."""
+    from sso.models import SsoProvider  # noqa: PLC0415
+
+    provider = make_provider(make_user(email="mallory@evil.test"), "evil", "evil.test", slo_keys["other"],
+                             slo_keys["sp"], authnRequestsSigned=True)
+    provider.saml_config = {**provider.saml_config, "spMetadata": {"privateKey": _ec_key()}}
+    provider.save()
+    return SsoProvider.objects.get(pk=provider.pk)
+
+
+@pytest.mark.parametrize("binding", ["redirect", "post"])
+def test_a_stored_ec_key_answers_the_idps_logout_request_with_a_clean_400(stored_ec, slo_keys, tmp_path, binding):
+    message = Message(issuer=idp_entity("evil"), destination=slo_url("evil"), name_id="mallory@evil.test")
+    response = (get_slo("evil", redirect_query(message, slo_keys["other"])) if binding == "redirect"
+                else post_slo("evil", post_form(message, slo_keys["other"], tmp_path)))
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] == "SAML_CONFIG_INVALID"
+
+
+def test_a_stored_ec_key_makes_a_signed_authn_request_a_clean_400(stored_ec):
+    """AuthnRequest signing shares the check: pysaml2 would raise a TypeError (a 500) with an EC key."""
+    response = ApiClient().api_post("/sign-in/sso", {"providerId": "evil", "callbackURL": "/dashboard"})
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] == "SAML_CONFIG_INVALID"

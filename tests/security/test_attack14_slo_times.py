@@ -12,8 +12,13 @@ outside as "not a valid instant" (a 400 INVALID_LOGOUT_REQUEST).
 """
 
 import datetime
+from urllib.parse import parse_qs, urlencode, urlsplit
 
+import pytest
+
+from tests.conftest import BASE, ORIGIN, ApiClient
 from tests.security.saml_slo_support import (  # noqa: F401 - fixtures
+    FORM,
     Message,
     configure_sso,
     evil,
@@ -26,6 +31,10 @@ from tests.security.saml_slo_support import (  # noqa: F401 - fixtures
     slo_on,
     slo_url,
 )
+from tests.security.test_subject_mapping_lock import IDP_ENTITY, SP_ENTITY, _provider, key  # noqa: F401 - fixture
+from tests.sso.conftest import _sso_defaults  # noqa: F401 - fixture
+from tests.sso.saml import idp_signer
+from tests.sso.saml.idp_signer import Claims
 
 END_OF_TIME = datetime.datetime(9999, 12, 31, 23, 59, 59, tzinfo=datetime.UTC)
 
@@ -47,3 +56,30 @@ def test_a_not_on_or_after_at_the_end_of_time_over_http_redirect_is_not_a_500(ev
     response = get_slo("evil", redirect_query(message, slo_keys["other"]))
     assert response.status_code != 500, response.content
     assert response.status_code in (302, 400), response.content
+
+
+# --- the ACS reads instants with the same code (sso.saml.instants) --------------------------------------
+@pytest.mark.django_db
+def test_an_assertion_valid_until_the_end_of_time_signs_in_and_stays_single_use(make_user, key, tmp_path,
+                                                                                  configure_sso):
+    """I4/I9: the replay store kept an assertion's ID until NotOnOrAfter + skew, which overflowed for
+    9999-12-31T23:59:59Z (a 500 after the signature passed). The deadline saturates instead; a replay
+    of the same response is still refused."""
+    configure_sso(saml={"enable_single_logout": True})
+    _provider(make_user(email="owner@acme.test", email_verified=True), key)
+    first, replay = _signed_response_twice(key, tmp_path, END_OF_TIME)
+    assert first.status_code == 302 and "error" not in first["Location"], (first.status_code, first.content)
+    assert replay.status_code == 302 and "error" in replay["Location"], replay.content
+
+
+def _signed_response_twice(key, tmp_path, not_on_or_after):  # noqa: F811 - the key fixture's value
+    """One signed response (NotOnOrAfter as given) to a fresh AuthnRequest, posted, then posted again."""
+    browser = ApiClient()
+    started = browser.api_post("/sign-in/sso", {"providerId": "acme", "callbackURL": "/dashboard"})
+    query = parse_qs(urlsplit(started.json()["url"]).query)
+    claims = Claims(issuer=IDP_ENTITY, destination=f"{ORIGIN}{BASE}/sso/saml2/callback/acme", audience=SP_ENTITY,
+                    in_response_to=idp_signer.request_id(query["SAMLRequest"][0]), name_id="eve@acme.test",
+                    attributes={"email": "eve@acme.test"}, not_on_or_after=not_on_or_after)
+    signed = idp_signer.sign(idp_signer.response_xml(claims), key, claims.response_id, tmp_path)
+    body = urlencode({"SAMLResponse": idp_signer.encode(signed), "RelayState": query["RelayState"][0]})
+    return [browser.post(f"{BASE}/sso/saml2/callback/acme", body, content_type=FORM) for _ in range(2)]
