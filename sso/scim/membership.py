@@ -63,3 +63,13 @@ def sync_many(connection, scim_user_ids):
         elif member.role != role:
             member.role = role
             member.save(update_fields=["role"])
+
+
+def owns_organization(connection, user):
+    """Whether ``user`` owns the provider's organization. SCIM neither adopts nor deactivates nor deletes
+    such a user: a token an organization admin may mint must not reach the one role above them."""
+    organization_id = connection.provider.organization_id
+    if not organization_id:
+        return False
+    return any(Member.OWNER in member.roles()
+               for member in Member.objects.filter(organization_id=organization_id, user=user))
