@@ -153,10 +153,12 @@ class Changes:
         self.added, self.removed = {}, set()  # added: {id: display}
         self.remove_all = False
         self.touched = False
+        self.renamed = False  # the role mapping reads display names: every member's role may change
 
     def set_attribute(self, name, value):
         if name == "displayName":
             value = _text(value, "displayName", required=True)
+            self.renamed = self.renamed or value != self.group.display_name
             self.group.display_name, self.group.display_name_key = value, value.lower()
         else:
             self.group.external_id = _text(value, "externalId")
@@ -196,7 +198,10 @@ class Changes:
                 raise errors.ScimError(409, "The group changed concurrently; retry") from None
         group.updated_at = timezone.now()
         group.save()
-        membership.sync_many(connection, set(self.added) | self.removed)
+        synced = set(self.added) | self.removed
+        if self.renamed:
+            synced |= set(memberships.values_list("member_id", flat=True))
+        membership.sync_many(connection, synced)
 
     def announce(self, connection):
         signals.scim_group_updated.send(sender=ScimGroup, connection=connection, group=self.group,
