@@ -304,5 +304,5 @@ def _filtered_ids(node):
         return set().union(*(_filtered_ids(term) for term in node.terms))
     if isinstance(node, Comparison) and node.attr_path.attr.lower() == "value" and not node.attr_path.sub_attr \
             and node.op.value == "eq" and isinstance(node.value, str):
-        return {node.value}
+        return {filters.text_literal(node.value)}
     raise errors.invalid_path("A member filter names members by value eq \"<id>\"")

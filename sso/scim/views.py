@@ -116,7 +116,13 @@ def _body(request):
     if media_type not in ACCEPTED_TYPES:
         raise errors.ScimError(415, f"Send {MEDIA_TYPE}")
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject)
+        text = raw.decode("utf-8")
+        body = json.loads(text, parse_constant=_reject)
+        if "\\u" in text:
+            # "\ud800" escapes decode to lone surrogates, which no database column can store nor any
+            # answer encode: refused here, once, for every resource and PATCH (UnicodeError is a ValueError).
+            json.dumps(body, ensure_ascii=False).encode("utf-8")
+        return body
     except (ValueError, RecursionError):
         raise errors.invalid_syntax("The request body is not valid JSON") from None
 
