@@ -13,6 +13,7 @@ resource is gone, a later POST of the same userName brings the same user back.
 """
 
 import hashlib
+import json
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -22,7 +23,7 @@ from authservice import users, wire
 from authservice.flows import sessions
 from authservice.models import Account
 from sso import linking
-from sso.scim import errors, filters, membership, resources, signals
+from sso.scim import bounds, errors, filters, membership, resources, signals
 from sso.scim.models import ScimUser
 
 UserResource = User[EnterpriseUser]
@@ -98,6 +99,7 @@ class Derived:
         self.email = users.normalize_email(_email_of(model) or (self.user_name if "@" in self.user_name else ""))
         self.name = _name_of(model) or self.user_name
         self.display_name_key = (model.display_name or "")[:MAX_LENGTH].lower()
+        bounds.check_urls(model)
         self.email_verified = False
         if self.email:
             _check_address(self.email)
@@ -166,10 +168,12 @@ def _stored(model):
     resource = model.model_dump(scim_ctx=Context.RESOURCE_REPLACEMENT_REQUEST)
     for key in ("password", "id", "meta", "groups"):
         resource.pop(key, None)
+    bounds.check_stored(resource, len(json.dumps(resource, default=str)))
     return resource
 
 
 def create(connection, body):
+    bounds.check_lists(body)
     model = resources.validate(UserResource, body, Context.RESOURCE_CREATION_REQUEST)
     derived = Derived(connection, model)
     derived.trust(connection.provider)  # creating, adopting or reviving a user always grants access
@@ -264,6 +268,7 @@ def _refuse_owner(connection, user):
 
 def replace(connection, scim_id, body):
     """PUT (Okta updates this way): the resource becomes the body."""
+    bounds.check_lists(body)
     model = resources.validate(UserResource, body, Context.RESOURCE_REPLACEMENT_REQUEST)
     return _save(connection, scim_id, lambda current: model)
 
@@ -272,6 +277,7 @@ def patch(connection, scim_id, body, max_operations):
     operations = body.get("Operations") if isinstance(body, dict) else None
     if isinstance(operations, list) and len(operations) > max_operations:  # counted before any is parsed (I6)
         raise errors.too_many("Too many PATCH operations")
+    bounds.check_patch(body)
     patch_op = resources.validate(resources.parametrized(PatchOp, UserResource), body, Context.RESOURCE_PATCH_REQUEST)
 
     def apply(current):
