@@ -52,3 +52,27 @@ def check_urls(model):
     for photo in model.photos or ():
         if photo.value is not None and not origins.is_http_url(str(photo.value)):
             raise errors.invalid_value("photos.value must be an absolute http(s) URL")
+
+
+# Members one Group request (POST, PUT or PATCH) may name: each is parsed, checked and written, and
+# Okta and Entra push large groups in batches far below this.
+MAX_MEMBERS = 1000
+
+
+def check_members(body):
+    """Refuses (400 tooMany) a Group body or PATCH naming more than :data:`MAX_MEMBERS` members in all,
+    counted in the raw JSON before any is parsed."""
+    if not isinstance(body, dict):
+        return
+    count = _count(body.get("members"))
+    operations = body.get("Operations")
+    for operation in operations if isinstance(operations, list) else ():
+        value = operation.get("value") if isinstance(operation, dict) else None
+        # A value list (path "members"), or an object of attributes without a path.
+        count += _count(value.get("members")) if isinstance(value, dict) else _count(value)
+    if count > MAX_MEMBERS:
+        raise errors.too_many(f"A request names at most {MAX_MEMBERS} members; send the rest in another")
+
+
+def _count(value):
+    return len(value) if isinstance(value, list) else 0

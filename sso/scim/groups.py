@@ -11,7 +11,7 @@ from django.utils import timezone
 from scim2_models import Context, Group, GroupMember, SCIMException
 from scim2_models.path import Comparison, LogicalExpr, LogicalOperator, ScimFilter
 
-from sso.scim import errors, filters, membership, resources, signals
+from sso.scim import bounds, errors, filters, membership, resources, signals
 from sso.scim.models import ScimGroup, ScimGroupMember, ScimUser
 
 GROUP_URN = "urn:ietf:params:scim:schemas:core:2.0:Group"
@@ -92,6 +92,7 @@ def _display(value):
 
 
 def create(connection, body):
+    bounds.check_members(body)
     model = resources.validate(Group, body, Context.RESOURCE_CREATION_REQUEST)
     name = _text(model.display_name, "displayName", required=True)
     external_id = _text(model.external_id, "externalId")
@@ -110,6 +111,7 @@ def create(connection, body):
 
 def replace(connection, scim_id, body):
     """PUT: name, externalId and the member set become the body's."""
+    bounds.check_members(body)
     model = resources.validate(Group, body, Context.RESOURCE_REPLACEMENT_REQUEST)
     with transaction.atomic():
         group = get(connection, scim_id, for_update=True)
@@ -124,6 +126,7 @@ def replace(connection, scim_id, body):
 
 def patch(connection, scim_id, body, max_operations):
     operations = _operations(body, max_operations)
+    bounds.check_members(body)
     with transaction.atomic():
         group = get(connection, scim_id, for_update=True)
         changes = Changes(group)
