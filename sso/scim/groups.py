@@ -37,15 +37,18 @@ def search(connection, query_filter):
     return rows.order_by("created_at", "id")
 
 
-def wants_members(params):
-    """Whether the answer shows members: loading 10,000 of them for a client that excluded them is waste."""
+def wants_members(params, listing=False):
+    """Whether the answer shows members: loading 10,000 of them for a client that excluded them is waste.
+    A list (``GET /Groups``, ``.search``) shows them only when ``attributes`` names them: a page of 100
+    groups of 10,000 would be a million members for one small GET (I6). Entra excludes them anyway
+    (``excludedAttributes=members``), Okta reads a group's members from the group itself."""
     if params is None:
-        return True
+        return not listing
     if params.excluded_attributes and any(str(a).lower().endswith("members") for a in params.excluded_attributes):
         return False
     if params.attributes:
         return any("members" in str(a).lower() for a in params.attributes)
-    return True
+    return not listing
 
 
 def to_model(group, location, user_location, with_members=True):

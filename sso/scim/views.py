@@ -188,7 +188,10 @@ class Routes:
                 return respond(None, status=204)
         raise errors.ScimError(405, "Method not allowed")
 
+    listing = False  # rendering a list: GroupRoutes leaves members out unless asked
+
     def list(self, query):
+        self.listing = True
         params = resources.parameters(query)
         rows = self.module.search(self.connection, query.get("filter"))
         offset, count = resources.paging(query, self.max_results)
@@ -244,7 +247,7 @@ class GroupRoutes(Routes):
 
     def to_model(self, row, params=None):
         return groups.to_model(row, self.location(row.pk), lambda pk: f"{self.base}/Users/{pk}",
-                               with_members=groups.wants_members(params))
+                               with_members=groups.wants_members(params, listing=self.listing))
 
     def patch(self, item_id):
         """204, or 200 with the group when the client names ``attributes``/``excludedAttributes``
