@@ -23,7 +23,7 @@ from authservice import users, wire
 from authservice.flows import sessions
 from authservice.models import Account
 from sso import linking
-from sso.scim import bounds, errors, filters, membership, resources, signals
+from sso.scim import bounds, errors, filters, membership, projection, resources, signals
 from sso.scim.models import ScimUser
 
 UserResource = User[EnterpriseUser]
@@ -52,9 +52,13 @@ def search(connection, query_filter):
     return rows.order_by("created_at", "id")
 
 
-def to_model(scim_user, location):
-    """The stored resource as a scim2 model, with what the server owns (id, meta, active, groups)."""
-    model = UserResource.model_validate(scim_user.resource)
+def to_model(scim_user, location, params=None):
+    """The stored resource as a scim2 model, with what the server owns (id, meta, active, groups); with
+    ``params`` naming ``attributes``, only those are parsed (sso/scim/projection.py)."""
+    resource = scim_user.resource
+    if params is not None and params.attributes:
+        resource = projection.requested(resource, params.attributes)
+    model = UserResource.model_validate(resource)
     model.id = scim_user.pk
     # ``active`` as the client last wrote it; a deactivation always shows (absent means active).
     if "active" in scim_user.resource or not scim_user.active:

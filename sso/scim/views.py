@@ -18,7 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from authservice import links
 from sso import app_settings as sso_settings
-from sso.scim import discovery, errors, groups, resources, tokens, users
+from sso.scim import discovery, errors, groups, projection, resources, tokens, users
 
 logger = logging.getLogger("sso")
 request_logger = logging.getLogger("django.request")
@@ -197,17 +197,23 @@ class Routes:
         offset, count = resources.paging(query, self.max_results)
         total = rows.count()
         page = self.page(rows, offset, count) if count else []
-        if params is None:
+        plain = self.plain(params)
+        if plain is not None:
             return respond({"schemas": [LIST_URN], "totalResults": total, "startIndex": offset + 1,
-                            "itemsPerPage": len(page), "Resources": [self.to_wire(row) for row in page]})
+                            "itemsPerPage": len(page), "Resources": [plain(row) for row in page]})
         return respond(resources.list_response(self.model, page, total, offset,
                                                lambda row: self.to_model(row, params), params))
 
     def render(self, row):
         params = resources.parameters(self.query)
-        if params is None:
-            return self.to_wire(row)
+        plain = self.plain(params)
+        if plain is not None:
+            return plain(row)
         return resources.dump(self.to_model(row, params), params)
+
+    def plain(self, params):
+        """A row -> answer function that needs no model for ``params``, or None."""
+        return self.to_wire if params is None else None
 
     def to_wire(self, row):
         return resources.dump(self.to_model(row))
@@ -227,10 +233,15 @@ class UserRoutes(Routes):
         return [found[pk] for pk in ids if pk in found]
 
     def to_model(self, row, params=None):
-        return users.to_model(row, self.location(row.pk))
+        return users.to_model(row, self.location(row.pk), params)
 
     def to_wire(self, row):
         return users.to_wire(row, self.location(row.pk))
+
+    def plain(self, params):
+        if params is not None and not params.attributes:  # excludedAttributes alone: cut the plain answer
+            return lambda row: projection.excluded(self.to_wire(row), params.excluded_attributes)
+        return super().plain(params)
 
     def patch(self, item_id):
         row = users.patch(self.connection, item_id, _body(self.request), sso_settings.scim.max_operations)
