@@ -19,6 +19,9 @@ class SsoConfig(AppConfig):
             importlib.import_module(module)
         from authservice.api import openapi
         from sso.scim import openapi as scim_openapi
+        from sso.scim import receivers as scim_receivers
+
+        scim_receivers.connect()  # a deactivation by the site outranks the directory's (docs/scim.md)
 
         if scim_openapi.extend not in openapi.extensions:  # SCIM's routes are not registry endpoints
             openapi.extensions.append(scim_openapi.extend)

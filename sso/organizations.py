@@ -82,6 +82,20 @@ def add_member(organization_id, user, role, *, managed_by="", announce=True):
     return member
 
 
+def add_members(organization_id, new_members):
+    """:func:`add_member` for many unsaved Member rows at once (a SCIM group push of thousands): one
+    insert that skips users already present (the unique constraint), one read of which went in, and
+    ``member_added`` for those only."""
+    if not new_members:
+        return []
+    with transaction.atomic():
+        Member.objects.bulk_create(new_members, ignore_conflicts=True)
+    inserted = set(Member.objects.filter(pk__in=[m.pk for m in new_members]).values_list("pk", flat=True))
+    added = [member for member in new_members if member.pk in inserted]
+    for member in added:
+        signals.member_added.send(sender=Member, member=member)
+    return added
+
 # --- the session's active organization -----------------------------------------------------------
 def active_organization_id(session):
     row = SessionOrganization.objects.filter(session=session).first()

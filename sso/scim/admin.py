@@ -34,7 +34,10 @@ class ScimConnectionAdmin(admin.ModelAdmin):
     def user_count(self, obj):
         return obj.users.filter(deleted=False).count()
 
-    @admin.action(description="Generate a new token (shown once; the old one stops working)")
+    # A token is a credential over every provisioned person of the organization: issuing or revoking one
+    # is a change, never offered to a view-only (auditor) user.
+    @admin.action(description="Generate a new token (shown once; the old one stops working)",
+                  permissions=("change",))
     def generate_token(self, request, queryset):
         rows = [(connection.provider.provider_id, tokens.issue(connection.provider, user=request.user)[1])
                 for connection in queryset.select_related("provider")]
@@ -47,7 +50,7 @@ class ScimConnectionAdmin(admin.ModelAdmin):
         response["Cache-Control"] = "no-store"
         return response
 
-    @admin.action(description="Revoke the token")
+    @admin.action(description="Revoke the token", permissions=("change",))
     def revoke_token(self, request, queryset):
         for connection in queryset:
             tokens.revoke(connection)

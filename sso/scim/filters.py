@@ -55,6 +55,16 @@ def parse(text, columns):
     return _Translator(columns).visit(ast)
 
 
+def text_literal(value):
+    """``value`` (a string literal of a filter), refused when the grammar's ``\\uXXXX`` unescaping left a
+    lone surrogate in it: no column stores one, so it would reach the database as an error (a 500)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise errors.invalid_filter("A filter string holds a lone UTF-16 surrogate") from None
+    return value
+
+
 class _Translator:
     def __init__(self, columns):
         self.columns = columns
@@ -116,6 +126,7 @@ class _Translator:
         if not isinstance(value, str):
             # A string attribute compared with a number or null matches nothing (RFC 7644 §3.4.2.2).
             return Q(pk__in=[]) if node.op.value != "ne" else Q()
+        text_literal(value)
         if column.fold:
             value = value.lower()
         lookup = {"eq": "", "ne": "", "co": "__contains", "sw": "__startswith", "ew": "__endswith"}.get(node.op.value)

@@ -11,7 +11,7 @@ from django.utils import timezone
 from scim2_models import Context, Group, GroupMember, SCIMException
 from scim2_models.path import Comparison, LogicalExpr, LogicalOperator, ScimFilter
 
-from sso.scim import errors, filters, membership, resources, signals
+from sso.scim import bounds, errors, filters, membership, resources, signals
 from sso.scim.models import ScimGroup, ScimGroupMember, ScimUser
 
 GROUP_URN = "urn:ietf:params:scim:schemas:core:2.0:Group"
@@ -37,15 +37,18 @@ def search(connection, query_filter):
     return rows.order_by("created_at", "id")
 
 
-def wants_members(params):
-    """Whether the answer shows members: loading 10,000 of them for a client that excluded them is waste."""
+def wants_members(params, listing=False):
+    """Whether the answer shows members: loading 10,000 of them for a client that excluded them is waste.
+    A list (``GET /Groups``, ``.search``) shows them only when ``attributes`` names them: a page of 100
+    groups of 10,000 would be a million members for one small GET (I6). Entra excludes them anyway
+    (``excludedAttributes=members``), Okta reads a group's members from the group itself."""
     if params is None:
-        return True
+        return not listing
     if params.excluded_attributes and any(str(a).lower().endswith("members") for a in params.excluded_attributes):
         return False
     if params.attributes:
         return any("members" in str(a).lower() for a in params.attributes)
-    return True
+    return not listing
 
 
 def to_model(group, location, user_location, with_members=True):
@@ -92,6 +95,7 @@ def _display(value):
 
 
 def create(connection, body):
+    bounds.check_members(body)
     model = resources.validate(Group, body, Context.RESOURCE_CREATION_REQUEST)
     name = _text(model.display_name, "displayName", required=True)
     external_id = _text(model.external_id, "externalId")
@@ -110,6 +114,7 @@ def create(connection, body):
 
 def replace(connection, scim_id, body):
     """PUT: name, externalId and the member set become the body's."""
+    bounds.check_members(body)
     model = resources.validate(Group, body, Context.RESOURCE_REPLACEMENT_REQUEST)
     with transaction.atomic():
         group = get(connection, scim_id, for_update=True)
@@ -124,6 +129,7 @@ def replace(connection, scim_id, body):
 
 def patch(connection, scim_id, body, max_operations):
     operations = _operations(body, max_operations)
+    bounds.check_members(body)
     with transaction.atomic():
         group = get(connection, scim_id, for_update=True)
         changes = Changes(group)
@@ -153,10 +159,12 @@ class Changes:
         self.added, self.removed = {}, set()  # added: {id: display}
         self.remove_all = False
         self.touched = False
+        self.renamed = False  # the role mapping reads display names: every member's role may change
 
     def set_attribute(self, name, value):
         if name == "displayName":
             value = _text(value, "displayName", required=True)
+            self.renamed = self.renamed or value != self.group.display_name
             self.group.display_name, self.group.display_name_key = value, value.lower()
         else:
             self.group.external_id = _text(value, "externalId")
@@ -196,7 +204,10 @@ class Changes:
                 raise errors.ScimError(409, "The group changed concurrently; retry") from None
         group.updated_at = timezone.now()
         group.save()
-        membership.sync_many(connection, set(self.added) | self.removed)
+        synced = set(self.added) | self.removed
+        if self.renamed:
+            synced |= set(memberships.values_list("member_id", flat=True))
+        membership.sync_many(connection, synced)
 
     def announce(self, connection):
         signals.scim_group_updated.send(sender=ScimGroup, connection=connection, group=self.group,
@@ -299,5 +310,5 @@ def _filtered_ids(node):
         return set().union(*(_filtered_ids(term) for term in node.terms))
     if isinstance(node, Comparison) and node.attr_path.attr.lower() == "value" and not node.attr_path.sub_attr \
             and node.op.value == "eq" and isinstance(node.value, str):
-        return {node.value}
+        return {filters.text_literal(node.value)}
     raise errors.invalid_path("A member filter names members by value eq \"<id>\"")

@@ -59,6 +59,10 @@ class ScimUser(models.Model):
     # The lower-case work (else primary, else first) e-mail: the user's address.
     email_key = models.CharField(max_length=254, blank=True, default="")
     active = models.BooleanField(default=True)
+    # Whether SCIM itself turned the user's ``is_active`` off (true -> false, or created them off): only
+    # then may the directory turn them on again. ``is_active`` is one bit the site shares (an admin's
+    # ban, a security lock); the resource's ``active`` says what the directory wants, not who decided.
+    deactivated_by_scim = models.BooleanField(default=False)
     deleted = models.BooleanField(default=False)
     resource = models.JSONField(default=dict)
     created_at = models.DateTimeField(default=timezone.now)

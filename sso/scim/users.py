@@ -13,6 +13,7 @@ resource is gone, a later POST of the same userName brings the same user back.
 """
 
 import hashlib
+import json
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -22,7 +23,7 @@ from authservice import users, wire
 from authservice.flows import sessions
 from authservice.models import Account
 from sso import linking
-from sso.scim import errors, filters, membership, resources, signals
+from sso.scim import bounds, errors, filters, membership, projection, resources, signals
 from sso.scim.models import ScimUser
 
 UserResource = User[EnterpriseUser]
@@ -51,9 +52,13 @@ def search(connection, query_filter):
     return rows.order_by("created_at", "id")
 
 
-def to_model(scim_user, location):
-    """The stored resource as a scim2 model, with what the server owns (id, meta, active, groups)."""
-    model = UserResource.model_validate(scim_user.resource)
+def to_model(scim_user, location, params=None):
+    """The stored resource as a scim2 model, with what the server owns (id, meta, active, groups); with
+    ``params`` naming ``attributes``, only those are parsed (sso/scim/projection.py)."""
+    resource = scim_user.resource
+    if params is not None and params.attributes:
+        resource = projection.requested(resource, params.attributes)
+    model = UserResource.model_validate(resource)
     model.id = scim_user.pk
     # ``active`` as the client last wrote it; a deactivation always shows (absent means active).
     if "active" in scim_user.resource or not scim_user.active:
@@ -98,10 +103,19 @@ class Derived:
         self.email = users.normalize_email(_email_of(model) or (self.user_name if "@" in self.user_name else ""))
         self.name = _name_of(model) or self.user_name
         self.display_name_key = (model.display_name or "")[:MAX_LENGTH].lower()
+        bounds.check_urls(model)
+        self.email_verified = False
         if self.email:
-            self.email_verified = _check_trusted(connection.provider, self.email)
+            _check_address(self.email)
         else:
-            self.email, self.email_verified = placeholder_email(connection, self.user_name), False
+            self.email = placeholder_email(connection, self.user_name)
+
+    def trust(self, provider):
+        """I1, for a change that grants access (create, adopt, a new address, turning the user on): the
+        address must be one ``provider`` may vouch for. A change that only takes access away needs no
+        trust: refusing it when the domain's verification lapsed would keep a leaver signed in."""
+        if not self.email.endswith("@" + PLACEHOLDER_DOMAIN):
+            self.email_verified = _check_trusted(provider, self.email)
 
     def columns(self):
         email_key = "" if self.email.endswith("@" + PLACEHOLDER_DOMAIN) else self.email
@@ -135,12 +149,16 @@ def _name_of(model):
     return (name.formatted or " ".join(p for p in (name.given_name, name.family_name) if p))[:MAX_LENGTH]
 
 
-def _check_trusted(provider, email):
-    """I1: the address must be one the provider may vouch for; returns whether it counts as verified."""
+def _check_address(email):
     local, at, domain = email.rpartition("@")
     if not (local and at and domain) or "@" in local or len(email) > 254 or domain == PLACEHOLDER_DOMAIN \
             or any(c.isspace() or not c.isprintable() for c in email):
         raise errors.invalid_value("The e-mail address is not valid")
+
+
+def _check_trusted(provider, email):
+    """I1: the address must be one the provider may vouch for; returns whether it counts as verified."""
+    domain = email.rpartition("@")[2]
     trusted = linking.trusted_domains(provider)
     if trusted is None:  # no domain verification: trusted for any address, as SSO sign-in is
         return False
@@ -154,12 +172,15 @@ def _stored(model):
     resource = model.model_dump(scim_ctx=Context.RESOURCE_REPLACEMENT_REQUEST)
     for key in ("password", "id", "meta", "groups"):
         resource.pop(key, None)
+    bounds.check_stored(resource, len(json.dumps(resource, default=str)))
     return resource
 
 
 def create(connection, body):
+    bounds.check_lists(body)
     model = resources.validate(UserResource, body, Context.RESOURCE_CREATION_REQUEST)
     derived = Derived(connection, model)
+    derived.trust(connection.provider)  # creating, adopting or reviving a user always grants access
     now = timezone.now()
     with transaction.atomic():
         existing = ScimUser.objects.select_for_update().filter(
@@ -174,7 +195,7 @@ def create(connection, body):
                 if existing is not None:  # a deleted resource comes back, or a user the provider signs in
                     scim_user = existing
                     revived = scim_user.pk is not None
-                    _write_user(scim_user.user, derived, was_active=scim_user.active if revived else None)
+                    _write_user(connection, scim_user, derived)
                     for key, value in {**derived.columns(), "deleted": False, "resource": _stored(model),
                                        "updated_at": now}.items():
                         setattr(scim_user, key, value)
@@ -185,7 +206,8 @@ def create(connection, body):
                     user = users.create(email=derived.email, name=derived.name, email_verified=derived.email_verified,
                                         is_active=derived.active)
                     scim_user = ScimUser.objects.create(connection=connection, user=user, resource=_stored(model),
-                                                        created_at=now, updated_at=now, **derived.columns())
+                                                        created_at=now, updated_at=now,
+                                                        deactivated_by_scim=not derived.active, **derived.columns())
         except IntegrityError:
             raise errors.uniqueness("A user with this userName or e-mail address exists") from None
         if not derived.active:
@@ -203,6 +225,8 @@ def _adoptable(connection, user, existing):
     """
     if existing is not None:  # its own deleted resource belongs to another user: the address moved
         raise errors.uniqueness("A user with this e-mail address exists")
+    if membership.owns_organization(connection, user):  # the directory's reach stops below the owner
+        raise errors.uniqueness("A user with this e-mail address exists")
     own = ScimUser.objects.filter(user=user).first()
     if own is not None:
         if own.connection_id == connection.pk and own.deleted:
@@ -213,13 +237,15 @@ def _adoptable(connection, user, existing):
     return ScimUser(connection=connection, user=user)
 
 
-def _write_user(user, derived, was_active):
+def _write_user(connection, scim_user, derived):
     """The user's name, address and active state from the resource (the directory is authoritative).
 
-    ``is_active``: the directory can always turn a user off, but turns on only a user it turned off
-    itself (its ``active`` was false: ``was_active``). A user the site deactivated stays so through
-    Okta's PUTs, which repeat ``active: true`` on every profile change; an adopted user (``None``) too.
+    ``is_active``: the directory can turn a user off (not the organization's owner), but turns on only a
+    user it turned off itself (``scim_user.deactivated_by_scim``). A user the site deactivated stays so
+    through Okta's PUTs, which repeat ``active: true`` on every profile change, and through an
+    ``active: false`` then ``true`` cycle; an adopted user the site had deactivated too.
     """
+    user = scim_user.user
     changes = {}
     if users.name_of(user) != derived.name:
         changes["name"] = derived.name
@@ -228,14 +254,25 @@ def _write_user(user, derived, was_active):
             raise errors.uniqueness("A user with this e-mail address exists")
         changes["email"] = derived.email
         changes["email_verified"] = derived.email_verified
-    if user.is_active and not derived.active or not user.is_active and derived.active and was_active is False:
-        changes["is_active"] = derived.active
+    if user.is_active and not derived.active:
+        _refuse_owner(connection, user)
+        changes["is_active"], scim_user.deactivated_by_scim = False, True
+    elif not user.is_active and derived.active and scim_user.deactivated_by_scim:
+        changes["is_active"], scim_user.deactivated_by_scim = True, False
+    elif user.is_active:
+        scim_user.deactivated_by_scim = False  # on now (the site may have turned them on): not SCIM's doing
     if changes:
         users.update(user, **changes)
 
 
+def _refuse_owner(connection, user):
+    if membership.owns_organization(connection, user):
+        raise errors.ScimError(403, "The organization's owner is not deactivated or deleted through SCIM")
+
+
 def replace(connection, scim_id, body):
     """PUT (Okta updates this way): the resource becomes the body."""
+    bounds.check_lists(body)
     model = resources.validate(UserResource, body, Context.RESOURCE_REPLACEMENT_REQUEST)
     return _save(connection, scim_id, lambda current: model)
 
@@ -244,6 +281,7 @@ def patch(connection, scim_id, body, max_operations):
     operations = body.get("Operations") if isinstance(body, dict) else None
     if isinstance(operations, list) and len(operations) > max_operations:  # counted before any is parsed (I6)
         raise errors.too_many("Too many PATCH operations")
+    bounds.check_patch(body)
     patch_op = resources.validate(resources.parametrized(PatchOp, UserResource), body, Context.RESOURCE_PATCH_REQUEST)
 
     def apply(current):
@@ -259,20 +297,22 @@ def patch(connection, scim_id, body, max_operations):
 
 
 def _save(connection, scim_id, change):
+    get(connection, scim_id)  # 404 before any transaction; the locked read below decides
     with transaction.atomic():
-        scim_user = get(connection, scim_id)
-        scim_user = ScimUser.objects.select_for_update().select_related("user").get(pk=scim_user.pk)
+        scim_user = _locked(connection, scim_id)
         was_active = scim_user.active
         current = UserResource.model_validate(scim_user.resource)
         current.active = scim_user.active
         model = change(current)
         derived = Derived(connection, model)
+        if users.email_of(scim_user.user).lower() != derived.email or derived.active and not was_active:
+            derived.trust(connection.provider)  # a new address or turning on grants access
         if derived.user_name.lower() != scim_user.user_name_key and queryset(connection).filter(
                 user_name_key=derived.user_name.lower()).exclude(pk=scim_user.pk).exists():
             raise errors.uniqueness("A user with this userName exists")
         try:
             with transaction.atomic():
-                _write_user(scim_user.user, derived, was_active=was_active)
+                _write_user(connection, scim_user, derived)
                 for key, value in {**derived.columns(), "resource": _stored(model), "updated_at": timezone.now()}.items():
                     setattr(scim_user, key, value)
                 scim_user.save()
@@ -281,6 +321,17 @@ def _save(connection, scim_id, change):
         if was_active and not derived.active:
             sessions.revoke(scim_user.user)
     _announce_update(connection, scim_user, was_active)
+    return scim_user
+
+
+def _locked(connection, scim_id):
+    """The row, locked, read with its ``deleted=False`` condition in one statement: a DELETE that
+    committed after an unlocked read found the row is seen here (404), never undone by the write that
+    follows; a DELETE waits here for a PUT/PATCH in flight."""
+    scim_user = queryset(connection).select_for_update().select_related("user").filter(pk=scim_id).first() \
+        if isinstance(scim_id, str) and len(scim_id) <= 64 else None
+    if scim_user is None:
+        raise errors.not_found("User")
     return scim_user
 
 
@@ -296,12 +347,14 @@ def _announce_update(connection, scim_user, was_active):
 def delete(connection, scim_id):
     """The resource goes; the user stays, inactive, signed out everywhere, out of the organization."""
     with transaction.atomic():
-        scim_user = get(connection, scim_id)
-        scim_user.deleted, scim_user.active, scim_user.updated_at = True, False, timezone.now()
-        scim_user.save(update_fields=["deleted", "active", "updated_at"])
-        scim_user.group_memberships.all().delete()
+        scim_user = _locked(connection, scim_id)
         if scim_user.user.is_active:
+            _refuse_owner(connection, scim_user.user)
             users.update(scim_user.user, is_active=False)
+            scim_user.deactivated_by_scim = True
+        scim_user.deleted, scim_user.active, scim_user.updated_at = True, False, timezone.now()
+        scim_user.save(update_fields=["deleted", "active", "deactivated_by_scim", "updated_at"])
+        scim_user.group_memberships.all().delete()
         sessions.revoke(scim_user.user)
         membership.sync(connection, scim_user)
     signals.scim_user_deleted.send(sender=ScimUser, connection=connection, scim_user=scim_user, user=scim_user.user)

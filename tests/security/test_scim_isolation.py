@@ -140,17 +140,30 @@ def test_the_token_is_stored_only_as_its_hash(scim):
     assert scim.token not in str(scim.connection.__dict__)
 
 
-def test_scim_never_demotes_or_removes_an_owner(scim, make_user):
-    """An owner the provider signs in, adopted by the directory, grouped, then deleted, stays owner (§4)."""
+def test_scim_does_not_adopt_the_organizations_owner(scim, make_user):
+    """An owner the provider signs in is not taken over by the directory (attack 14: an admin's token
+    must not reach the one role above them), so it can neither demote nor remove them (§4)."""
     boss = make_user(email="boss@acme.com", password=None)
     Account.objects.create(user=boss, provider_id=scim.provider.provider_id, account_id="boss-sub")
     Member.objects.create(organization_id=scim.provider.organization_id, user=boss, role=Member.OWNER)
+    response = scim.scim("POST", "/Users", user_body("boss@acme.com"))
+    assert response.status_code == 409
+    assert Member.objects.get(user=boss).role == Member.OWNER
+
+
+def test_scim_never_demotes_nor_deletes_a_provisioned_user_made_owner(scim):
+    """A provisioned user the organization later made its owner by hand keeps the role through the
+    directory's groups, and a DELETE of them is refused (403) rather than locking the owner out."""
     created = scim.scim("POST", "/Users", user_body("boss@acme.com")).json()
+    boss = users.find_by_email("boss@acme.com")
+    Member.objects.filter(user=boss).update(role=Member.OWNER)
     group = scim.scim("POST", "/Groups", {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"],
                                           "displayName": "staff", "members": [{"value": created["id"]}]})
     assert group.status_code == 201
     assert Member.objects.get(user=boss).role == Member.OWNER
-    assert scim.scim("DELETE", f"/Users/{created['id']}").status_code == 204
+    assert scim.scim("DELETE", f"/Users/{created['id']}").status_code == 403
+    boss.refresh_from_db()
+    assert boss.is_active
     assert Member.objects.get(user=boss).role == Member.OWNER
 
 

@@ -110,3 +110,27 @@ def test_unknown_paths_and_methods_are_scim_errors(scim):
 
 def test_a_wrong_content_type_is_415(scim):
     scim_error(scim.scim("POST", "/Users", user_body(), content_type="text/plain"), 415)
+
+
+def test_attributes_pick_sub_attributes_and_extension_attributes(scim):
+    enterprise = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+    body = user_body("dana@acme.com", **{enterprise: {"employeeNumber": "7", "department": "R&D"}})
+    body["schemas"].append(enterprise)
+    created = scim.scim("POST", "/Users", body).json()
+    answer = scim.get_(f"/Users/{created['id']}", {
+        "attributes": f"name.givenName,emails.value,{enterprise}:employeeNumber"}).json()
+    assert answer["name"] == {"givenName": "Barbara"}
+    assert answer["emails"] == [{"value": "dana@acme.com"}]
+    assert answer[enterprise] == {"employeeNumber": "7"}
+    assert "userName" not in answer and "phoneNumbers" not in answer
+
+
+def test_excluded_attributes_leave_out_attributes_and_sub_attributes_but_never_id(scim):
+    created = scim.scim("POST", "/Users", user_body("erin@acme.com")).json()
+    query = {"excludedAttributes": "emails,name.givenName,id,meta"}
+    for answer in (scim.get_(f"/Users/{created['id']}", query).json(), scim.get_("/Users", query).json()["Resources"][0]):
+        assert "emails" not in answer and "meta" not in answer
+        assert answer["name"] == {"familyName": "Jensen"}
+        assert answer["id"] == created["id"] and answer["userName"] == "erin@acme.com"
+    # The stored resource is untouched by the projection.
+    assert scim.get_(f"/Users/{created['id']}").json()["name"]["givenName"] == "Barbara"

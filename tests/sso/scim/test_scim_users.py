@@ -153,6 +153,25 @@ def test_the_directory_reactivates_only_whom_it_deactivated(scim):
     assert users.find_by_email("bjensen@acme.com").is_active
 
 
+
+def test_a_site_deactivation_after_the_directorys_own_is_not_undone_by_the_directory(scim):
+    """The site turned the user back on, then banned them: the ban is the site's, not the directory's."""
+    created = create(scim)
+    scim.scim("PATCH", f"/Users/{created['id']}", patch_body({"op": "replace", "path": "active", "value": False}))
+    user = users.find_by_email("bjensen@acme.com")
+    users.update(user, is_active=True)
+    users.update(user, is_active=False)
+    scim.scim("PATCH", f"/Users/{created['id']}", patch_body({"op": "replace", "path": "active", "value": True}))
+    user.refresh_from_db()
+    assert not user.is_active
+
+
+def test_a_user_deleted_by_the_directory_comes_back_active_with_a_new_post(scim):
+    created = create(scim)
+    assert scim.scim("DELETE", f"/Users/{created['id']}").status_code == 204
+    assert scim.scim("POST", "/Users", user_body()).status_code == 201
+    assert users.find_by_email("bjensen@acme.com").is_active
+
 @pytest.mark.parametrize("user_name", ["x@evil.com@acme.com", "bob @acme.com", "bob@acme.com\u0000"])
 def test_a_user_name_used_as_address_must_be_one_address(scim, user_name):
     body = user_body(user_name)
