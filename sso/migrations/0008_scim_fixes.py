@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sso', '0006_scim'),
+        ('sso', '0007_saml_session_name_id_digest'),
     ]
 
     operations = [
