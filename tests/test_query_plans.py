@@ -95,8 +95,10 @@ def providers(users):
            SELECT md5('provider:' || i), 'provider-' || i, 'https://idp' || i || '.plans.test',
                'corp' || i || '.plans.test,mail.corp' || i || '.plans.test', true, now(), now(), md5('user:1')
            FROM generate_series(1, %(rows)s) AS i""", {"rows": ROWS // 2})
-    run("""INSERT INTO sso_ssoproviderdomain (provider_id, domain)
-           SELECT md5('provider:' || i), prefix || 'corp' || i || '.plans.test'
+    # Each row verified on its own (issue 14 §3: routing trusts a row's status, not the provider's flag).
+    run("""INSERT INTO sso_ssoproviderdomain (provider_id, domain, position, status, token)
+           SELECT md5('provider:' || i), prefix || 'corp' || i || '.plans.test',
+               CASE WHEN prefix = '' THEN 0 ELSE 1 END, 'verified', ''
            FROM generate_series(1, %(rows)s) AS i, unnest(ARRAY['', 'mail.']) AS prefix""", {"rows": ROWS // 2})
     run("ANALYZE sso_ssoprovider")
     run("ANALYZE sso_ssoproviderdomain")
