@@ -20,10 +20,17 @@ import functools
 
 from django.db import connections, router
 
-try:  # psycopg 3; psycopg2 has no server-side binding
-    from django.db.backends.postgresql.base import ServerBindingCursor
-except ImportError:  # pragma: no cover - no PostgreSQL driver, or psycopg2
-    ServerBindingCursor = None
+
+@functools.lru_cache(maxsize=None)
+def _server_binding_cursor():
+    """psycopg 3's server-binding cursor class, or None. Imported on first use by a PostgreSQL connection
+    only: importing Django's postgresql backend without a driver raises ImproperlyConfigured, and a site
+    on SQLite or MySQL has none (tests/adoption)."""
+    try:
+        from django.db.backends.postgresql.base import ServerBindingCursor  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - psycopg2 has no server-side binding
+        return None
+    return ServerBindingCursor
 
 
 def _quote(connection, model, field):
@@ -63,7 +70,7 @@ def instance(model, alias, values):
 
 def _cursor(connection):
     """A cursor for the fixed SQL here: server-binding where psycopg may prepare it, else Django's."""
-    if connection.vendor != "postgresql" or ServerBindingCursor is None:
+    if connection.vendor != "postgresql" or _server_binding_cursor() is None:
         return connection.cursor()
     # What connection.cursor() does before it makes its cursor: health check, (re)connect.
     connection.close_if_health_check_failed()
@@ -73,7 +80,7 @@ def _cursor(connection):
         return connection.cursor()
     with connection.wrap_database_errors:
         # Wrapped as Django wraps its own (error translation, execute_wrapper, query logging).
-        return connection._prepare_cursor(ServerBindingCursor(raw))
+        return connection._prepare_cursor(_server_binding_cursor()(raw))
 
 
 @functools.lru_cache(maxsize=None)
