@@ -10,7 +10,10 @@ both validators agree on valid and broken documents.
 
 The schema files are read from pysaml2's package only: every import, whatever URL it names, is
 resolved to the file of that name there, and nothing is fetched. A validator per thread, because a
-validator's error log is per object.
+validator's error log is per object; but they are loaded one at a time (``_LOADING``): libxml2 cannot
+read XSD files in two threads at once, and a threaded server (granian runs 4 threads per worker)
+starting under load had one thread refuse a genuine signed response ("Document is not valid XML
+Schema") while it loaded its validator.
 """
 
 import os
@@ -38,11 +41,15 @@ class _PackagedSchemas(etree.Resolver):
         return None
 
 
+_LOADING = threading.Lock()
+
+
 def _load():
     # The XSD files are trusted local files; xmldsig-core-schema.xsd declares internal entities.
     parser = etree.XMLParser(no_network=True, load_dtd=False, resolve_entities=True)
     parser.resolvers.add(_PackagedSchemas())
-    return etree.XMLSchema(etree.parse(os.path.join(SCHEMA_DIR, ROOT_SCHEMA), parser))
+    with _LOADING:
+        return etree.XMLSchema(etree.parse(os.path.join(SCHEMA_DIR, ROOT_SCHEMA), parser))
 
 
 _local = threading.local()

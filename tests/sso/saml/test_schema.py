@@ -95,3 +95,35 @@ def test_a_doctype_with_an_external_entity_is_refused_without_reading_it(tmp_pat
     with pytest.raises(XMLSchemaError) as refused:
         schema.validate(doc)
     assert "ada@acme.com" not in str(refused.value.args[0]["error"])
+
+
+
+def test_validators_loaded_by_several_threads_at_once_all_load_and_accept_a_valid_response():
+    # Each server thread loads its own validator on first use (granian runs 4 per worker) while the
+    # others parse documents. libxml2 cannot read XSD files in two threads at once: before the load
+    # lock, such a start refused a genuine signed response in the benchmark ("Document is not valid
+    # XML Schema" while loading), and this test failed in every round.
+    import threading
+
+    from lxml import etree
+
+    doc = response().encode()
+    for _ in range(5):
+        start, errors = threading.Barrier(8), []
+
+        def first_requests():
+            start.wait()
+            try:
+                for _ in range(3):
+                    validator = schema._load()
+                    if not validator.validate(etree.fromstring(doc, schema._DOCUMENT_PARSER)):
+                        errors.append(validator.error_log.last_error)
+            except etree.Error as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=first_requests) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
