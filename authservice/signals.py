@@ -1,7 +1,8 @@
 """Every auth event, as a Django signal. Receivers get ``sender`` plus the keyword arguments listed.
 
 Connect with ``@receiver(authservice.signals.user_signed_in)``. Signals are sent after the change
-is written; a receiver that raises does not undo it.
+is written; a receiver that raises does not undo it. The one exception is named ``*_committing``: it
+is sent inside the transaction, so what its receivers write commits with the change, or not at all.
 """
 
 from django.dispatch import Signal
@@ -26,6 +27,10 @@ email_changed: Signal = Signal()
 user_deleted: Signal = Signal()
 # user, provider (id), account, session, is_new_user: a sign-in through a social provider (issue 5).
 social_sign_in: Signal = Signal()
+# user, provider (id), is_new_user: sent *inside* a social sign-in's transaction, right after the session
+# row, before it commits. What receivers write commits with the session, so its first request sees it
+# (the sso plugin's membership by e-mail domain); a receiver that raises rolls the sign-in back.
+social_sign_in_committing: Signal = Signal()
 # user, provider (id), account: a provider account attached to an existing user.
 account_linked: Signal = Signal()
 # user, method ("totp" or "otp"): a second factor turned on (after its first valid code).

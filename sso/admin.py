@@ -1,4 +1,4 @@
-"""SSO providers, organizations and members in Django admin.
+"""SSO providers, their domains, organizations, members and SAML sessions in Django admin.
 
 Secrets are write-only: the config JSON is shown without them, the client secret has its own empty
 password field (blank keeps the stored one), and secrets kept in the stored JSON survive an edit.
@@ -15,7 +15,9 @@ from rest_framework import serializers
 from authservice import links, users
 from authservice.errors import APIError
 from sso import discovery, domains, roles, saml_config
-from sso.models import SECRET_KEYS, Member, Organization, SsoProvider, SsoProviderDomain, strip_secrets
+from sso.models import (
+    SECRET_KEYS, Member, Organization, SamlSession, SsoProvider, SsoProviderDomain, strip_secrets,
+)
 from sso.saml import validation as saml_validation
 
 
@@ -220,6 +222,57 @@ class MemberAdmin(admin.ModelAdmin):
     list_filter = ("role", "managed_by")
     search_fields = (f"user__{users.email_field()}", "organization__slug")
     raw_id_fields = ("user", "organization")
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows another part of the service owns: viewable, never added, edited or deleted here."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(SsoProviderDomain)
+class SsoProviderDomainAdmin(ReadOnlyAdmin):
+    """Every provider's domains in one list: which provider verified ``acme.com``, and so which
+    organization routing and membership by e-mail domain send its users to (docs/sso-domains.md).
+    Read-only: the rows follow the provider's ``domain`` field and verification (edit the provider)."""
+
+    list_display = ("domain", "provider", "organization", "status", "verified_at", "checked_at",
+                    "record_missing_since")
+    list_filter = ("status",)
+    search_fields = ("domain", "provider__provider_id", "provider__organization_id")
+    list_select_related = ("provider",)
+
+    @admin.display(description="organization")
+    def organization(self, obj):
+        return obj.provider.organization_id or "-"
+
+
+@admin.register(SamlSession)
+class SamlSessionAdmin(ReadOnlyAdmin):
+    """What SAML Single Logout keeps of each session an ACS opened (docs/saml-slo.md). Read-only: a
+    session is ended by deleting it (the core's session admin), which takes this row with it."""
+
+    list_display = ("session", "user", "provider", "short_name_id", "session_index", "created_at")
+    list_select_related = ("session", "provider")
+    search_fields = ("provider__provider_id", "session_index")
+    list_filter = ("provider",)
+    exclude = ("name_id_digest",)
+
+    @admin.display(description="user")
+    def user(self, obj):
+        return obj.session.user_id
+
+    @admin.display(description="NameID")
+    def short_name_id(self, obj):
+        # The IdP chooses the NameID and its length; the list shows a prefix, the page the whole value.
+        return obj.name_id if len(obj.name_id) <= 80 else obj.name_id[:80] + "…"
 
 
 from sso.scim import admin as scim_admin  # noqa: E402, F401 - registers the SCIM models

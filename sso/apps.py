@@ -22,6 +22,9 @@ class SsoConfig(AppConfig):
         from sso.scim import receivers as scim_receivers
 
         scim_receivers.connect()  # a deactivation by the site outranks the directory's (docs/scim.md)
+        from sso import domain_membership
+
+        domain_membership.connect()  # a social sign-in joins the organization of its verified e-mail domain
 
         if scim_openapi.extend not in openapi.extensions:  # SCIM's routes are not registry endpoints
             openapi.extensions.append(scim_openapi.extend)

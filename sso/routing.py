@@ -33,8 +33,12 @@ def check_selectors(domain=None, email=None):
         hostnames.email_domain(None)  # raises INVALID_EMAIL
 
 
-def provider_for_hostname(host):
-    """The provider whose most specific domain entry covers ``host`` (a validated hostname), or None."""
+def covering_entries(host):
+    """The domain rows that cover ``host`` (a validated hostname) and may be trusted for it, most
+    specific first (then the oldest provider), each annotated with ``length``.
+
+    The one rule routing and membership by e-mail domain (sso/domain_membership.py) share.
+    """
     entries = SsoProviderDomain.objects.filter(domain__in=hostnames.suffixes(host))
     if app_settings.domain_verification.enabled:
         # Each row by its own status (I1). Never the provider's ``domain_verified``: that is a summary
@@ -44,6 +48,11 @@ def provider_for_hostname(host):
         if defaults:
             trusted |= Q(provider__provider_id__in=defaults)
         entries = entries.filter(trusted)
-    entry = (entries.select_related("provider").annotate(length=Length("domain"))
-             .order_by("-length", "provider__created_at", "provider__id").first())
+    return (entries.select_related("provider").annotate(length=Length("domain"))
+            .order_by("-length", "provider__created_at", "provider__id"))
+
+
+def provider_for_hostname(host):
+    """The provider whose most specific domain entry covers ``host`` (a validated hostname), or None."""
+    entry = covering_entries(host).first()
     return entry.provider if entry is not None else None

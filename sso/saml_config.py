@@ -54,15 +54,25 @@ def _key_type(key):
 
 
 def signing_key_refusal(key, algorithm):
-    """Why the SP signing ``key`` cannot make ``algorithm`` (a signature algorithm URI) signatures
-    (None when its type is the algorithm's: RSA for rsa-*, EC for ecdsa-*). Decided at register and
-    update, and again before each signature, so a stored mismatch is a clean 400, never a libxmlsec1
-    or pysaml2 error escaping as a 500."""
+    """Why the SP signing ``key`` cannot make ``algorithm`` (a signature algorithm URI) signatures with
+    our signers (None when it can). Decided at register and update, and again before each signature,
+    so a stored configuration that cannot sign is a clean 400, never a libxmlsec1 or pysaml2 error
+    escaping as a 500.
+
+    Two conditions: the key's type is the algorithm's (RSA for rsa-*, EC for ecdsa-*), and the
+    algorithm is one our signers produce (:data:`SIGNABLE_ALGORITHMS`, RSA only). An EC key with an
+    ecdsa-* algorithm passes the first and fails the second: pysaml2 signs HTTP-Redirect AuthnRequests
+    with RSA only, so it is refused when registered rather than at its first sign-in.
+    """
     name = algorithm.rpartition("#")[2] if isinstance(algorithm, str) else ""
     family = next((kind for prefix, kind in _SIGNATURE_FAMILIES if name.startswith(prefix)), None)
     kind = _key_type(key)
     if family != kind:
         return f"an {kind} key, which cannot sign with signatureAlgorithm {algorithm!r}"
+    if algorithm not in SIGNABLE_ALGORITHMS:
+        return (f"an {kind} key for signatureAlgorithm {algorithm!r}, which this service cannot sign with: "
+                "SAML requests and logout messages are signed with RSA keys only (rsa-sha256, rsa-sha384, "
+                "rsa-sha512)")
     return None
 
 

@@ -203,6 +203,8 @@ def _finish(ctx, provider_id, params, data):
         signed_in = sign_in_with_profile(ctx, provider, profile, oauth_tokens, disable_sign_up)
     except SignInRefused as refused:
         raise SignInFailure(refused.code) from None  # social redirects write "account_not_linked"
+    except APIError as error:  # a coded refusal of a hook run in the sign-in (social_sign_in_committing)
+        raise SignInFailure.from_api_error(error) from None
     if signed_in.two_factor is not None:
         # better-auth's twoFactorClient shows its 2FA page on this parameter; its verify calls finish.
         return links.set_param(callback_url, "twoFactorRedirect", "true")
@@ -232,6 +234,13 @@ class SocialAuthority(external_identity.Authority):
         self.require_local_email_verified = linking.require_local_email_verified
         self.require_email_verified = bool(provider.config.get("requireEmailVerification"))
         self.allow_sign_up = not disable_sign_up
+
+    def grant(self, user, identity, is_new_user):
+        # The plugins' hook into the sign-in's transaction (core.md knows no organizations; the sso
+        # plugin adds a membership by e-mail domain here, sso.md §8). Only the user and the provider id
+        # go out: the social provider's raw claims vouch for nothing an organization could grant on.
+        signals.social_sign_in_committing.send(sender=Account, user=user, provider=self.provider_id,
+                                               is_new_user=is_new_user)
 
 
 def identity_of(profile, oauth_tokens):

@@ -10,9 +10,10 @@ a LogoutRequest signed by their own IdP (or any unsigned one where wantLogoutReq
 anonymous 500 on demand, and for a legitimate customer with an EC key, Single Logout that never works.
 
 Fix at the mechanism: decide once, when the provider is registered or updated, whether its SP key can
-sign with its signatureAlgorithm (key type matches the algorithm family; refuse with SAML_CONFIG_INVALID
-otherwise), and have the outbound signer turn any libxmlsec1 signing error into ConfigError (400
-SAML_CONFIG_INVALID), never an unhandled exception.
+sign with its signatureAlgorithm (key type matches the algorithm family, and the algorithm is one our
+signers produce: RSA only, since pysaml2 signs AuthnRequests with RSA only; refuse with
+SAML_CONFIG_INVALID otherwise), and have the outbound signer turn any libxmlsec1 signing error into
+ConfigError (400 SAML_CONFIG_INVALID), never an unhandled exception.
 """
 
 import pytest
@@ -112,16 +113,51 @@ def test_an_ec_sp_key_with_an_rsa_signature_algorithm_is_refused_at_register(slo
     assert not SsoProvider.objects.filter(provider_id="evil").exists()
 
 
-def test_an_rsa_signature_algorithm_given_to_an_ec_key_at_update_is_refused(slo_on, sign_in, slo_keys):
-    """The update path: an EC key registered with ecdsa-sha256, then signatureAlgorithm set to rsa-sha256."""
+def test_an_ec_key_with_an_ecdsa_algorithm_is_refused_at_register(slo_on, sign_in, slo_keys):
+    """Types agree, but nothing here signs with ECDSA (pysaml2's AuthnRequest signer and our logout
+    signer are RSA only): refused up front rather than a 400 at the first signed sign-in or logout."""
+    from sso.models import SsoProvider  # noqa: PLC0415
+
     owner = sign_in("mallory@evil.test")
     config = {"entryPoint": f"{IDP_ORIGIN}/evil/sso", "cert": slo_keys["other"].cert_pem,
               "idpMetadata": {"entityID": idp_entity("evil")}, "spMetadata": {"privateKey": _ec_key()},
               "signatureAlgorithm": ECDSA_SHA256}
+    response = owner.api_post("/sso/register", {"providerId": "evil", "issuer": f"{ORIGIN}/sp/evil",
+                                                "domain": "evil.test", "samlConfig": config})
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] == "SAML_CONFIG_INVALID"
+    assert "RSA keys only" in response.json()["message"]
+    assert not SsoProvider.objects.filter(provider_id="evil").exists()
+
+
+def test_an_ec_key_with_an_ecdsa_algorithm_given_at_update_is_refused(slo_on, sign_in, slo_keys):
+    """The update path: a provider registered without an SP key, then given an EC key and ecdsa-sha256."""
+    from sso.models import SsoProvider  # noqa: PLC0415
+
+    owner = sign_in("mallory@evil.test")
+    config = {"entryPoint": f"{IDP_ORIGIN}/evil/sso", "cert": slo_keys["other"].cert_pem,
+              "idpMetadata": {"entityID": idp_entity("evil")}}
     registered = owner.api_post("/sso/register", {"providerId": "evil", "issuer": f"{ORIGIN}/sp/evil",
                                                   "domain": "evil.test", "samlConfig": config})
     assert registered.status_code == 200, registered.content
-    update = owner.api_post("/sso/update-provider", {"providerId": "evil", "samlConfig": {"signatureAlgorithm": RSA}})
+    update = owner.api_post("/sso/update-provider", {"providerId": "evil", "samlConfig": {
+        "spMetadata": {"privateKey": _ec_key()}, "signatureAlgorithm": ECDSA_SHA256}})
+    assert update.status_code == 400, update.content
+    assert update.json()["code"] == "SAML_CONFIG_INVALID"
+    assert "privateKey" not in (SsoProvider.objects.get(provider_id="evil").saml_config.get("spMetadata") or {})
+
+
+def test_an_ecdsa_algorithm_given_to_an_rsa_key_at_update_is_refused(slo_on, sign_in, slo_keys):
+    """The other mismatch at update: a working RSA key, then signatureAlgorithm set to ecdsa-sha256."""
+    owner = sign_in("mallory@evil.test")
+    config = {"entryPoint": f"{IDP_ORIGIN}/evil/sso", "cert": slo_keys["other"].cert_pem,
+              "idpMetadata": {"entityID": idp_entity("evil")},
+              "spMetadata": {"privateKey": slo_keys["sp"].key_path.read_text()}}
+    registered = owner.api_post("/sso/register", {"providerId": "evil", "issuer": f"{ORIGIN}/sp/evil",
+                                                  "domain": "evil.test", "samlConfig": config})
+    assert registered.status_code == 200, registered.content
+    update = owner.api_post("/sso/update-provider", {"providerId": "evil",
+                                                     "samlConfig": {"signatureAlgorithm": ECDSA_SHA256}})
     assert update.status_code == 400, update.content
     assert update.json()["code"] == "SAML_CONFIG_INVALID"
 

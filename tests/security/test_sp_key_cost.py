@@ -83,16 +83,18 @@ def test_an_oversized_key_is_refused_at_update_too(saml_owner, idp, rsa_4104):  
     assert error_of(response)["code"] == "SAML_CONFIG_INVALID"
 
 
-def test_an_ec_p256_signing_key_is_accepted(saml_owner, idp):  # noqa: F811
-    """Within the size bound. Its signatureAlgorithm must be of its type (ECDSA; attack pass 14: an EC
-    key with the default RSA-SHA256 is refused, tests/security/test_attack14_slo_sp_key.py)."""
+def test_an_ec_p256_key_passes_the_size_bound(saml_owner, idp):  # noqa: F811
+    """Within the size bound: what refuses it as a signing key is that nothing here signs with ECDSA
+    (tests/security/test_attack14_slo_sp_key.py), not its curve or size."""
     key = _pem(ec.generate_private_key(ec.SECP256R1()))
     response = saml_owner.api_post("/sso/register", {
         "providerId": "acme-saml", "issuer": f"{ORIGIN}/saml/acme-saml", "domain": "acme.com",
         "samlConfig": {"entryPoint": "https://idp.acme.com/sso", "cert": idp.cert_pem,
                        "idpMetadata": {"entityID": "https://idp.acme.com/entity"}, "spMetadata": {"privateKey": key},
                        "signatureAlgorithm": "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256"}})
-    assert response.status_code == 200, response.content
+    assert response.status_code == 400, response.content
+    message = error_of(response)["message"]
+    assert "RSA keys only" in message and "P-256" not in message
 
 
 def test_an_anonymous_sign_in_start_does_not_load_the_signing_key_again(make_user, idp, tmp_path, key_loads):

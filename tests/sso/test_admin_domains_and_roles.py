@@ -81,3 +81,21 @@ def test_ticking_domain_verified_in_the_admin_verifies_every_domain(admin_client
                                             organization_provisioning=json.dumps(MAPPING)))
     assert response.status_code == 302
     assert set(SsoProviderDomain.objects.values_list("status", flat=True)) == {"verified"}
+
+
+def test_the_domain_list_shows_every_providers_domains_with_their_state(admin_client, provider):
+    text = page(admin_client, "/admin/sso/ssoproviderdomain/")
+    assert "corp.com" in text and "corp.de" in text and "verified" in text and "pending" in text
+
+
+def test_the_domain_list_finds_which_provider_holds_a_domain(admin_client, provider):
+    text = page(admin_client, "/admin/sso/ssoproviderdomain/?q=corp.de")
+    assert "corp.de" in text and "corp.com" not in text
+
+
+def test_domains_cannot_be_added_or_changed_in_their_own_list(admin_client, provider):
+    row = SsoProviderDomain.objects.get(domain="corp.de")
+    assert admin_client.get("/admin/sso/ssoproviderdomain/add/").status_code == 403
+    response = admin_client.post(f"/admin/sso/ssoproviderdomain/{row.pk}/change/", {"status": "verified"})
+    assert response.status_code == 403
+    assert SsoProviderDomain.objects.get(pk=row.pk).status == "pending"
