@@ -6,8 +6,11 @@ sign-in or authenticated request that compiling was the larger part of the reque
 it is built once per database alias from the model's metadata, and rows come back as model
 instances through the same converters Django applies (time zones, SQLite's text dates).
 
-Only equality lookups on one table (optionally joined with one foreign key) and a delete by
-primary key. Anything more involved stays on the ORM.
+Only equality lookups on one table (optionally joined with one foreign key, or with the row of
+another table that shares the looked-up values), an insert of a new row, and an update or delete by
+primary key (optionally only while a counter is under its bound). Anything more involved stays on
+the ORM. Parameters are passed as given (values ``get_db_prep_save`` does not change: strings,
+integers, booleans), except the values an insert or update writes.
 
 On PostgreSQL with psycopg 3, when the project turns prepared statements on
 (``DATABASES[...]["OPTIONS"]["prepare_threshold"]``, which Django leaves off for connection poolers),
@@ -83,33 +86,57 @@ def _cursor(connection):
         return connection._prepare_cursor(_server_binding_cursor()(raw))
 
 
+def _lock_clause(connection, target):
+    """``FOR UPDATE OF`` naming ``target``'s rows only: its table, or its key column where the database
+    names columns there (Oracle); ``None`` where the database cannot name one (MariaDB)."""
+    features = connection.features
+    if not features.has_select_for_update_of:
+        return None
+    if features.select_for_update_of_column:
+        return f" FOR UPDATE OF {_quote(connection, target, target._meta.pk)}"
+    return f" FOR UPDATE OF {connection.ops.quote_name(target._meta.db_table)}"
+
+
 @functools.lru_cache(maxsize=None)
-def _select_sql(model, alias, fields, related, for_update):
+def _select_sql(model, alias, fields, related, for_update, lock_related=False):
     connection = connections[alias]
     quote = connection.ops.quote_name
     table, selected = quote(model._meta.db_table), columns(model, alias)
+    lock = " FOR UPDATE" if for_update and connection.features.has_select_for_update else ""
     if related:
         foreign_key = model._meta.get_field(related)
         target = foreign_key.related_model
         selected = selected + columns(target, alias)
         table += (f" INNER JOIN {quote(target._meta.db_table)} ON {_quote(connection, model, foreign_key)} = "
                   f"{_quote(connection, target, foreign_key.target_field)}")
+        if lock_related and connection.features.has_select_for_update:
+            lock = _lock_clause(connection, target) or ""
     where = " AND ".join(f"{_quote(connection, model, model._meta.get_field(name))} = %s" for name in fields)
-    lock = " FOR UPDATE" if for_update and connection.features.has_select_for_update else ""
     return f"SELECT {', '.join(selected)} FROM {table} WHERE {where} LIMIT 1{lock}"
 
 
-def get_row(model, *, related=None, for_update=False, **equals):
+@functools.lru_cache(maxsize=None)
+def _lock_sql(model, alias):
+    connection = connections[alias]
+    return (f"SELECT 1 FROM {connection.ops.quote_name(model._meta.db_table)} "
+            f"WHERE {_quote(connection, model, model._meta.pk)} = %s FOR UPDATE")
+
+
+def get_row(model, *, related=None, for_update=False, lock_related=False, **equals):
     """The one ``model`` row whose fields equal ``equals`` (unordered: for unique lookups), or None.
 
     ``related`` names a foreign key to load in the same query (``select_related``). ``for_update``
     locks the row (``SELECT ... FOR UPDATE`` where the database has it) and, as
-    ``select_for_update()``, belongs inside ``transaction.atomic()``.
+    ``select_for_update()``, belongs inside ``transaction.atomic()``. ``lock_related`` locks the related
+    row alone (``select_for_update(of=...)``), which then comes back as it is once locked; where the
+    database cannot name the row to lock, a second statement locks it after the read.
     """
-    alias = router.db_for_write(model) if for_update else router.db_for_read(model)
+    alias = router.db_for_write(model) if for_update or lock_related else router.db_for_read(model)
+    connection = connections[alias]
     names = tuple(sorted(equals))
-    with _cursor(connections[alias]) as cursor:
-        cursor.execute(_select_sql(model, alias, names, related, for_update), [equals[name] for name in names])
+    with _cursor(connection) as cursor:
+        cursor.execute(_select_sql(model, alias, names, related, for_update, lock_related),
+                       [equals[name] for name in names])
         row = cursor.fetchone()
     if row is None:
         return None
@@ -118,24 +145,119 @@ def get_row(model, *, related=None, for_update=False, **equals):
     width = len(columns(model, alias))
     found = instance(model, alias, row[:width])
     foreign_key = model._meta.get_field(related)
-    foreign_key.set_cached_value(found, instance(foreign_key.related_model, alias, row[width:]))
+    target = foreign_key.related_model
+    found_target = instance(target, alias, row[width:])
+    foreign_key.set_cached_value(found, found_target)
+    if lock_related and connection.features.has_select_for_update and _lock_clause(connection, target) is None:
+        with _cursor(connection) as cursor:
+            cursor.execute(_lock_sql(target, alias), [found_target.pk])
     return found
 
 
 @functools.lru_cache(maxsize=None)
-def _delete_sql(model, alias):
+def _pair_sql(model, other, alias, fields):
+    connection = connections[alias]
+    quote = connection.ops.quote_name
+    joined = " AND ".join(f"{_quote(connection, other, other._meta.get_field(name))} = "
+                          f"{_quote(connection, model, model._meta.get_field(name))}" for name in fields)
+    where = " AND ".join(f"{_quote(connection, model, model._meta.get_field(name))} = %s" for name in fields)
+    return (f"SELECT {', '.join(columns(model, alias) + columns(other, alias))} "
+            f"FROM {quote(model._meta.db_table)} LEFT OUTER JOIN {quote(other._meta.db_table)} ON {joined} "
+            f"WHERE {where} LIMIT 1")
+
+
+def get_pair(model, other, **equals):
+    """``(row, other_row)``: the ``model`` row whose fields equal ``equals`` and the ``other`` row whose
+    same-named fields hold the same values (two one-to-ones on one user, say), in one statement.
+
+    ``other_row`` is None when ``other`` has no such row; both are None when ``model`` has none.
+    """
+    alias = router.db_for_read(model)
+    names = tuple(sorted(equals))
+    with _cursor(connections[alias]) as cursor:
+        cursor.execute(_pair_sql(model, other, alias, names), [equals[name] for name in names])
+        row = cursor.fetchone()
+    if row is None:
+        return None, None
+    width = len(columns(model, alias))
+    other_values = row[width:]
+    if other_values[_plan(other, alias)[1].index(other._meta.pk.attname)] is None:  # no row joined
+        return instance(model, alias, row[:width]), None
+    return instance(model, alias, row[:width]), instance(other, alias, other_values)
+
+
+def _where_pk(connection, model, below):
+    """``pk = %s``, then ``field < %s`` for each name of ``below``: a write that holds only while a
+    counter or a high-water mark is still under its bound, decided by the database, not by a read."""
+    conditions = [f"{_quote(connection, model, model._meta.pk)} = %s"]
+    conditions += [f"{_quote(connection, model, model._meta.get_field(name))} < %s" for name in below]
+    return " AND ".join(conditions)
+
+
+@functools.lru_cache(maxsize=None)
+def _delete_sql(model, alias, below=()):
     connection = connections[alias]
     return (f"DELETE FROM {connection.ops.quote_name(model._meta.db_table)} "
-            f"WHERE {_quote(connection, model, model._meta.pk)} = %s")
+            f"WHERE {_where_pk(connection, model, below)}")
 
 
-def delete_by_pk(model, pk):
+def delete_by_pk(model, pk, *, below=None):
     """Delete one row by primary key in one statement; True when this call removed it.
 
-    For rows nothing refers to and no signal watches (verification and state rows): unlike
+    ``below`` (``{"attempts": 5}``): only while each of those fields is under its bound.
+    For rows nothing refers to and no signal watches (verification, state and challenge rows): unlike
     ``QuerySet.delete()`` there is no cascade and no pre/post_delete signal.
     """
     alias = router.db_for_write(model)
+    names = tuple(sorted(below or {}))
     with _cursor(connections[alias]) as cursor:
-        cursor.execute(_delete_sql(model, alias), [pk])
+        cursor.execute(_delete_sql(model, alias, names), [pk, *[below[name] for name in names]])
         return cursor.rowcount == 1
+
+
+@functools.lru_cache(maxsize=None)
+def _update_sql(model, alias, fields, below):
+    connection = connections[alias]
+    assignments = ", ".join(f"{connection.ops.quote_name(model._meta.get_field(name).column)} = %s"
+                            for name in fields)
+    return (f"UPDATE {connection.ops.quote_name(model._meta.db_table)} SET {assignments} "
+            f"WHERE {_where_pk(connection, model, below)}")
+
+
+def update_by_pk(model, pk, values, *, below=None):
+    """Set ``values`` (field name to value) on the row ``pk`` in one statement; True when it changed.
+
+    ``below`` as for :func:`delete_by_pk`. No ``save()``: no signal, no other field written, as
+    ``QuerySet.update()``.
+    """
+    alias = router.db_for_write(model)
+    connection = connections[alias]
+    fields, names = tuple(sorted(values)), tuple(sorted(below or {}))
+    params = [model._meta.get_field(name).get_db_prep_save(values[name], connection) for name in fields]
+    with _cursor(connection) as cursor:
+        cursor.execute(_update_sql(model, alias, fields, names), [*params, pk, *[below[name] for name in names]])
+        return cursor.rowcount == 1
+
+
+@functools.lru_cache(maxsize=None)
+def _insert_sql(model, alias):
+    connection = connections[alias]
+    quote = connection.ops.quote_name
+    fields = model._meta.concrete_fields
+    return (f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
+            f"VALUES ({', '.join(['%s'] * len(fields))})")
+
+
+def insert(row):
+    """Write the new ``row`` (a model instance whose key is set, as a default makes it) in one statement;
+    returns it, saved. What ``save()`` writes on creation (``pre_save`` applied), without its signals."""
+    model = type(row)
+    if row.pk is None or model._meta.parents:
+        raise ValueError("db.insert writes rows with their key set, of models without parents")
+    alias = router.db_for_write(model, instance=row)
+    connection = connections[alias]
+    params = [field.get_db_prep_save(field.pre_save(row, True), connection) for field in model._meta.concrete_fields]
+    with _cursor(connection) as cursor:
+        cursor.execute(_insert_sql(model, alias), params)
+    row._state.adding, row._state.db = False, alias
+    return row

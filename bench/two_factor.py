@@ -88,6 +88,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=60)
     parser.add_argument("--fast-hash", action="store_true",
                         help="MD5 instead of the project's argon2: the added cost without the hash's noise")
+    parser.add_argument("--callgrind-regions", action="store_true",
+                        help="no timing: each row inside a C function nothing else calls, for callgrind (README)")
     args = parser.parse_args()
 
     import django
@@ -120,6 +122,9 @@ def main():
     for i in range(2):  # warm-up: imports, compiled SQL, connections
         sign_in(plain[-1 - i])
         sign_in_with_totp(*with_totp[-1 - i])
+    if args.callgrind_regions:
+        callgrind_regions(args.rounds, plain, with_totp, sign_in, caller)
+        return
     from django.db import connection
 
     statements = {"sign-in": [], "sign-in + TOTP": []}
@@ -163,6 +168,34 @@ def main():
     print(f"| verify-totp request alone | {statistics.median(verify_ms):.1f} | {percentile(verify_ms, 0.9):.1f} | |")
     print(f"| added cost (per-round difference) | {statistics.median(differences):.1f} "
           f"| {percentile(differences, 0.9):.1f} | {1000 * (cpu_totp - cpu_plain) / args.rounds:.1f} |")
+
+
+def callgrind_regions(rounds, plain, with_totp, sign_in, caller):
+    """Each row in its own region for ``valgrind --tool=callgrind --collect-atstart=no
+    --toggle-collect=dropwhile_next --toggle-collect=takewhile_next --toggle-collect=filterfalse_next``:
+    ``rounds`` password sign-ins (dropwhile), first steps of TOTP sign-ins (takewhile), verify-totp
+    requests (filterfalse). ``callgrind_annotate --inclusive=yes`` gives each region's instructions."""
+    import itertools
+
+    import pyotp
+
+    cookies = []
+
+    def first_step(i):
+        status, body, cookie = caller.post("/sign-in/email", {"email": with_totp[i][0], "password": PASSWORD})
+        assert status == 200 and body.get("twoFactorRedirect"), (status, body)
+        cookies.append(cookie)
+        return True
+
+    def verify(i):
+        code = pyotp.TOTP(with_totp[i][1]).now()
+        status, body, _ = caller.post("/two-factor/verify-totp", {"code": code}, cookies[i])
+        assert status == 200 and body.get("token"), (status, body)
+        return False
+
+    list(itertools.dropwhile(lambda i: sign_in(plain[i]) or True, range(rounds)))
+    list(itertools.takewhile(first_step, range(rounds)))
+    list(itertools.filterfalse(verify, range(rounds)))
 
 
 if __name__ == "__main__":

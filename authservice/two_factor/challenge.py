@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import F, OuterRef, Subquery
+from django.db.models import F
 from django.utils import timezone
 
-from authservice import app_settings, signals, users
+from authservice import app_settings, db, signals, users
 from authservice.cookies import signed_value
 from authservice.errors import APIError, codes
 from authservice.flows import sessions
@@ -34,7 +34,7 @@ ATTEMPTS_PER_CHALLENGE = 5  # better-auth's beginAttempt(5)
 
 def methods_of(user):
     # One query: e-mailed codes are offered exactly when TOTP is not confirmed (otp.offered_to).
-    if TwoFactor.objects.filter(user=user, verified=True).exists():
+    if db.get_row(TwoFactor, user=user.pk, verified=True) is not None:
         return ["totp"]
     return ["otp"] if app_settings.two_factor.otp.enabled else []
 
@@ -54,8 +54,8 @@ def begin_sign_in(ctx, user, remember):
     if devices.skip_for(ctx, user):
         return None
     max_age = app_settings.two_factor.two_factor_cookie_max_age
-    pending = TwoFactorChallenge.objects.create(
-        user=user, remember=remember, expires_at=timezone.now() + timedelta(seconds=max_age))
+    pending = db.insert(TwoFactorChallenge(
+        user=user, remember=remember, expires_at=timezone.now() + timedelta(seconds=max_age)))
     ctx.set_cookie(COOKIE, signed_value(pending.pk), max_age=max_age)
     return {"twoFactorRedirect": True, "twoFactorMethods": methods_of(user)}
 
@@ -83,19 +83,36 @@ def _invalid_cookie():
     return APIError(401, codes.INVALID_TWO_FACTOR_COOKIE)
 
 
-def start(ctx):
-    """The caller as a :class:`Verification`; 401 INVALID_TWO_FACTOR_COOKIE when neither fits."""
+def start(ctx, lock=False):
+    """The caller as a :class:`Verification`; 401 INVALID_TWO_FACTOR_COOKIE when neither fits.
+
+    ``lock`` (a code check, :func:`verify`): a pending sign-in's user row is locked as it is found.
+    """
     found = sessions.get_session(ctx)
     if found is not None:
         return Verification(user=found.user, found=found)
     challenge_id = ctx.signed_cookie(COOKIE)
-    if not challenge_id:
-        raise _invalid_cookie()
-    pending = (TwoFactorChallenge.objects.select_related("user")
-               .filter(pk=challenge_id, session_id=None, expires_at__gt=timezone.now()).first())
-    if pending is None or not getattr(pending.user, "is_active", True):
+    pending = pending_sign_in(challenge_id, timezone.now(), lock=lock) if challenge_id else None
+    if pending is None:
         raise _invalid_cookie()
     return Verification(user=pending.user, pending=pending)
+
+
+def pending_sign_in(challenge_id, now, lock=False):
+    """The live pending sign-in ``challenge_id`` with its user, or ``None`` (used up, expired, an
+    e-mail code's challenge, an inactive user).
+
+    One statement reads it with its user and, with ``lock``, takes ``users.lock``'s lock on the user's
+    row, sparing a round trip: the user comes back as it is once locked. The challenge row is not
+    locked; what a guess changes on it is re-checked by the conditional statements that write it.
+    Compiled once (authservice.db), the conditions checked here on the row read: the same answer as
+    the ORM's ``filter(pk=..., session_id=None, expires_at__gt=now)`` (tests/security, fast paths).
+    """
+    pending = db.get_row(TwoFactorChallenge, related="user", lock_related=lock, id=challenge_id)
+    if (pending is None or pending.session_id is not None or not pending.expires_at > now
+            or not getattr(pending.user, "is_active", True)):
+        return None
+    return pending
 
 
 def factor_of(user):
@@ -107,24 +124,16 @@ def factor_for(check):
     return check.factor if check.locked else factor_of(check.user)
 
 
-def _lock(check):
-    """``users.lock`` for a sign-in's guess, then one read of what the guess needs: the TOTP row and
-    the lockout budget, in one statement instead of two (bench/README.md, sign-in + TOTP).
+def _read_under_lock(check):
+    """What a sign-in's guess needs, read once its user's row is locked (:func:`start`): the TOTP row
+    and the lockout budget, in one statement (bench/README.md, sign-in + TOTP).
 
     The read comes *after* the lock, in a statement of its own: under READ COMMITTED a statement sees
     the rows committed before it began, so values read by the locking statement itself (a join, a
     subquery) would predate the guess that held the lock before us, and its count would be lost
     (tests/security/test_attack17b_races.py).
     """
-    users.lock(check.user)
-    budget = TwoFactorLockout.objects.filter(user=OuterRef("user_id"))
-    factor = (TwoFactor.objects.filter(user=check.user)
-              .annotate(lockout_failed_count=Subquery(budget.values("failed_count")[:1]),
-                        lockout_locked_until=Subquery(budget.values("locked_until")[:1])).first())
-    check.factor = factor
-    if factor is not None and factor.lockout_failed_count is not None:
-        check.budget = TwoFactorLockout(user_id=factor.user_id, failed_count=factor.lockout_failed_count,
-                                        locked_until=factor.lockout_locked_until)
+    check.factor, check.budget = db.get_pair(TwoFactor, TwoFactorLockout, user=check.user.pk)
     check.locked = True
 
 
@@ -137,17 +146,18 @@ def verify(ctx, work):
     TOTP). An :class:`APIError` still commits what was written before it (a wrong code's count must
     stay), then propagates; any other exception rolls everything back, as if the guess never ran.
 
-    A pending sign-in's user row is locked first, as every flow that retires a way in does
-    (``users.lock``): the rows locked after it cannot deadlock with a reset or a proof racing this
-    check, and two guesses on one user's sign-ins take turns, which is what lets :func:`guess` count
-    a guess on the challenge after the comparison.
+    A pending sign-in's user row is locked first, by the statement that finds the sign-in
+    (:func:`pending_sign_in`), as every flow that retires a way in does (``users.lock``): the rows
+    locked after it cannot deadlock with a reset or a proof racing this check, and two guesses on one
+    user's sign-ins take turns, which is what lets :func:`guess` count a guess on the challenge after
+    the comparison.
     """
     failure = check = None
     with transaction.atomic():
         try:
-            check = start(ctx)
+            check = start(ctx, lock=True)
             if check.is_sign_in:
-                _lock(check)
+                _read_under_lock(check)
             answer = work(check)
         except APIError as error:
             failure = error
@@ -195,7 +205,7 @@ def succeed(ctx, check, method, trust_device=False, create_session=True):
     from authservice.flows.email_password import check_email_verified  # noqa: PLC0415 - it imports this module
 
     check_email_verified(ctx, user)
-    deleted, _ = TwoFactorChallenge.objects.filter(pk=check.pending.pk, attempts__lt=ATTEMPTS_PER_CHALLENGE).delete()
+    deleted = db.delete_by_pk(TwoFactorChallenge, check.pending.pk, below={"attempts": ATTEMPTS_PER_CHALLENGE})
     ctx.delete_cookie(COOKIE)
     if not deleted:
         if TwoFactorChallenge.objects.filter(pk=check.pending.pk).exists():

@@ -9,6 +9,7 @@ secret in use, so backup codes made before a rotation work until their secret le
 """
 
 import base64
+import functools
 import hashlib
 import hmac
 
@@ -36,8 +37,15 @@ def secrets_in_use():
     return [current, *[s for s in fallbacks if s != current]]
 
 
+@functools.lru_cache(maxsize=4)
+def _keys_for(secrets):
+    return MultiFernet([_fernet(secret) for secret in secrets])
+
+
 def _keys():
-    return MultiFernet([_fernet(secret) for secret in secrets_in_use()])
+    # Derived once per set of secrets (HKDF and the Fernet objects cost as much as a decryption):
+    # keyed by the secrets themselves, so a rotation (new settings) derives the new keys at once.
+    return _keys_for(tuple(secrets_in_use()))
 
 
 def encrypt(plaintext):

@@ -3,9 +3,8 @@
 import time
 
 import pyotp
-from django.db.models import Q
 
-from authservice import app_settings
+from authservice import app_settings, db
 from authservice.models import TwoFactor
 from authservice.tokens import constant_time_equals
 
@@ -53,4 +52,4 @@ def use_step(factor, step):
 
     One conditional UPDATE: of two processes accepting the same code, only one row update wins.
     """
-    return bool(TwoFactor.objects.filter(Q(last_used_step__lt=step), pk=factor.pk).update(last_used_step=step))
+    return db.update_by_pk(TwoFactor, factor.pk, {"last_used_step": step}, below={"last_used_step": step})
