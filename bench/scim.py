@@ -5,9 +5,9 @@ from a group of 10,000. Target: p50 under 50 ms each.
 
 It recreates that database, migrates, seeds one SCIM connection with ``--users`` users (bulk inserts, no
 password) and a group of ``--members`` of them (``--reuse``: keeps a database an earlier run seeded with as
-many users, refills the group and issues a new token, which saves the ~150 s of seeding), then times requests through Django's full request cycle
-in-process (``django.test.Client``: URL routing, middleware, the SCIM view, the database; no socket), one
-at a time, ``--samples`` each, and prints p50/p99 in milliseconds:
+many users, refills the group and issues a new token, which saves the ~150 s of seeding), then times
+requests through Django's full request cycle in-process (``django.test.Client``: URL routing, middleware,
+the SCIM view, the database; no socket), one at a time, ``--samples`` each, and prints p50/p99 in milliseconds:
 
 - ``filter``: ``GET /Users?filter=userName eq "<random user>"`` (the lookup Okta and Entra make first);
 - ``list``: ``GET /Users?startIndex=<random>&count=100`` (a page, with the total over 100,000);
