@@ -91,3 +91,25 @@ def test_a_deep_page_is_read_from_the_end_in_one_snapshot(scim):
     sql = [q["sql"] for q in captured]
     assert "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ" in sql
     assert [s for s in sql if '"created_at" DESC' in s]  # the walk from the end
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_creates_and_deletes_keep_the_total_exact(scim):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connections
+
+    ids = add(scim, *(f"d{n}@acme.com" for n in range(4)))
+
+    def request(n):
+        try:  # each thread has its own database connection, hence its own transaction
+            if n < len(ids):
+                return scim.scim("DELETE", f"/Users/{ids[n]}").status_code
+            return scim.scim("POST", "/Users", user_body(f"c{n}@acme.com")).status_code
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(4) as pool:
+        codes = list(pool.map(request, range(len(ids) + 8)))
+    assert codes == [204] * len(ids) + [201] * 8
+    assert kept(scim) == counted(scim) == 8
