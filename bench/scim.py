@@ -4,9 +4,10 @@ from a group of 10,000. Target: p50 under 50 ms each.
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/authservice_bench_scim python bench/scim.py
 
 It recreates that database, migrates, seeds one SCIM connection with ``--users`` users (bulk inserts, no
-password) and a group of ``--members`` of them, then times requests through Django's full request cycle
-in-process (``django.test.Client``: URL routing, middleware, the SCIM view, the database; no socket), one
-at a time, ``--samples`` each, and prints p50/p99 in milliseconds:
+password) and a group of ``--members`` of them (``--reuse``: keeps a database an earlier run seeded with as
+many users, refills the group and issues a new token, which saves the ~150 s of seeding), then times
+requests through Django's full request cycle in-process (``django.test.Client``: URL routing, middleware,
+the SCIM view, the database; no socket), one at a time, ``--samples`` each, and prints p50/p99 in milliseconds:
 
 - ``filter``: ``GET /Users?filter=userName eq "<random user>"`` (the lookup Okta and Entra make first);
 - ``list``: ``GET /Users?startIndex=<random>&count=100`` (a page, with the total over 100,000);
@@ -65,6 +66,26 @@ def seed(users_count, members_count):
     return token, group.pk, member_ids
 
 
+def reuse(users_count, members_count):
+    """The connection an earlier run seeded, if it holds ``users_count`` users: a new token, and its group
+    refilled to ``members_count`` (the PATCH rows removed some). None when there is nothing to reuse."""
+    from sso.models import SsoProvider
+    from sso.scim import tokens
+    from sso.scim.models import ScimGroup, ScimGroupMember, ScimUser
+
+    provider = SsoProvider.objects.filter(provider_id="bench-scim").first()
+    if provider is None or ScimUser.objects.filter(connection__provider=provider).count() != users_count:
+        return None
+    connection, token = tokens.issue(provider)
+    group = ScimGroup.objects.get(connection=connection, display_name_key="everyone")
+    member_ids = list(ScimUser.objects.filter(connection=connection).order_by("created_at", "id")
+                      .values_list("pk", flat=True)[:members_count])
+    ScimGroupMember.objects.filter(group=group).delete()
+    ScimGroupMember.objects.bulk_create([ScimGroupMember(group=group, member_id=pk) for pk in member_ids],
+                                        batch_size=5000)
+    return token, group.pk, member_ids
+
+
 def timed(samples, call):
     times = []
     for _ in range(samples):
@@ -81,11 +102,13 @@ def main():
     parser.add_argument("--users", type=int, default=100_000)
     parser.add_argument("--members", type=int, default=10_000)
     parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--reuse", action="store_true", help="keep a database an earlier run seeded")
     options = parser.parse_args()
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith("postgres"):
         sys.exit("Set DATABASE_URL to a PostgreSQL database (it is dropped and recreated).")
-    subprocess.run([sys.executable, str(ROOT / "bench" / "fresh_db.py"), url], check=True)
+    if not options.reuse:
+        subprocess.run([sys.executable, str(ROOT / "bench" / "fresh_db.py"), url], check=True)
 
     import django
 
@@ -95,8 +118,13 @@ def main():
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
-    token, group_id, member_ids = seed(options.users, options.members)
-    print(f"seeded {options.users} users, a group of {options.members} in {time.perf_counter() - started:.0f} s")
+    seeded = reuse(options.users, options.members) if options.reuse else None
+    if seeded is None:
+        if options.reuse:
+            sys.exit(f"Nothing to reuse: no earlier run seeded {options.users} users there; run without --reuse.")
+        seeded = seed(options.users, options.members)
+        print(f"seeded {options.users} users, a group of {options.members} in {time.perf_counter() - started:.0f} s")
+    token, group_id, member_ids = seeded
     from django.db import connection
 
     with connection.cursor() as cursor:

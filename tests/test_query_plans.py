@@ -197,3 +197,45 @@ def test_the_cleanup_finds_each_batch_of_expired_sessions_by_the_expiry_index(se
     seen = statements(lambda: delete_expired(Session, "expires_at", timezone.now()))
     select = next((sql, params) for sql, params in seen if sql.startswith('SELECT "authservice_session"."id"'))
     assert_indexed(*select, "authservice_session")
+
+
+@pytest.fixture
+def scim_connection(users):
+    """One SCIM connection with 10^4 users, one in ten of them deleted (kept as rows)."""
+    from sso.scim.models import ScimConnection
+
+    run("""INSERT INTO sso_ssoprovider (id, provider_id, issuer, domain, domain_verified, created_at, updated_at,
+               user_id)
+           VALUES ('scim-provider', 'scim', 'https://idp.scim.plans.test', 'scim.plans.test', true, now(), now(),
+               md5('user:1'))""")
+    run("""INSERT INTO sso_scimconnection (id, provider_id, token_hint, created_at)
+           VALUES ('scim-connection', 'scim-provider', '', now())""")
+    run("""INSERT INTO sso_scimuser (id, connection_id, user_id, user_name, user_name_key, display_name_key,
+               email_key, active, deactivated_by_scim, deleted, resource, created_at, updated_at)
+           SELECT md5('scim:' || i), 'scim-connection', md5('user:' || i), 'user' || i, 'user' || i, '',
+               'user' || i || '@plans.test', true, false, i %% 10 = 0, '{}', now() - i * interval '1 second', now()
+           FROM generate_series(1, %(rows)s) AS i""", {"rows": ROWS})
+    run("ANALYZE sso_scimuser")
+    return ScimConnection.objects.get(pk="scim-connection")
+
+
+def test_a_scim_page_walks_the_ordering_index_alone(scim_connection):
+    from sso.scim import paging
+    from sso.scim import users as scim_users
+
+    rows = scim_users.search(scim_connection, None)
+    seen = statements(lambda: list(paging.rows(rows, ROWS // 3, 100, ROWS - ROWS // 10, True)))
+    walk = next((sql, params) for sql, params in seen if "OFFSET" in sql)  # then the page's 100 rows by pk
+    nodes = plan_nodes(*walk)
+    assert not [node for node in nodes if node[0] == "Seq Scan"], nodes
+    assert [node for node in nodes if node[0] == "Index Only Scan" and node[2] == "sso_scim_user_order"], nodes
+
+
+def test_a_scim_list_total_is_kept_not_counted_and_a_filtered_one_uses_an_index(scim_connection):
+    from sso.scim import users as scim_users
+
+    rows = scim_users.search(scim_connection, None)
+    assert scim_users.total(scim_connection, rows, None) == ROWS - ROWS // 10  # the triggers' row
+    query = 'userName eq "user7"'
+    seen = statements(lambda: scim_users.total(scim_connection, scim_users.search(scim_connection, query), query))
+    assert_indexed(*only(seen, "SELECT", "sso_scimuser"), "sso_scimuser")

@@ -15,7 +15,7 @@ resource is gone, a later POST of the same userName brings the same user back.
 import hashlib
 import json
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 from scim2_models import Context, EnterpriseUser, GroupMembership, PatchOp, SCIMException, User
 
@@ -24,7 +24,7 @@ from authservice.flows import sessions
 from authservice.models import Account
 from sso import linking
 from sso.scim import bounds, errors, filters, membership, projection, resources, signals
-from sso.scim.models import ScimUser
+from sso.scim.models import ScimGroupMember, ScimUser, ScimUserTotal
 
 UserResource = User[EnterpriseUser]
 MAX_LENGTH = 255
@@ -52,6 +52,16 @@ def search(connection, query_filter):
     return rows.order_by("created_at", "id")
 
 
+def total(connection, rows, query_filter):
+    """``rows.count()``. For the connection's whole list on PostgreSQL, the total its triggers keep
+    (ScimUserTotal), read in the caller's snapshot, instead of counting every user; a filtered list is
+    counted (the lookups IdPs filter by match one user)."""
+    if query_filter or connections[rows.db].vendor != "postgresql":
+        return rows.count()
+    kept = ScimUserTotal.objects.using(rows.db).filter(connection=connection).values_list("live", flat=True)
+    return kept.first() or 0
+
+
 def to_model(scim_user, location, params=None):
     """The stored resource as a scim2 model, with what the server owns (id, meta, active, groups); with
     ``params`` naming ``attributes``, only those are parsed (sso/scim/projection.py)."""
@@ -64,8 +74,7 @@ def to_model(scim_user, location, params=None):
     if "active" in scim_user.resource or not scim_user.active:
         model.active = scim_user.active
     model.meta = resources.meta("User", scim_user, location)
-    model.groups = [GroupMembership(value=m.group_id, display=m.group.display_name, type="direct")
-                    for m in scim_user.group_memberships.all()] or None
+    model.groups = [GroupMembership(**item) for item in _groups(scim_user)] or None
     return model
 
 
@@ -77,13 +86,30 @@ def to_wire(scim_user, location):
     data = {"schemas": resource.pop("schemas", [USER_URN]), "id": scim_user.pk, **resource}
     if "active" in scim_user.resource or not scim_user.active:
         data["active"] = scim_user.active
-    groups = [{"value": m.group_id, "display": m.group.display_name, "type": "direct"}
-              for m in scim_user.group_memberships.all()]
+    groups = _groups(scim_user)
     if groups:
         data["groups"] = groups
     data["meta"] = {"resourceType": "User", "created": wire.iso(scim_user.created_at),
                     "lastModified": wire.iso(scim_user.updated_at), "location": location}
     return data
+
+
+def load_groups(scim_users):
+    """Sets each user's ``scim_groups`` (their groups as the resource shows them) in one query for all:
+    Django's prefetch of a page's memberships and their groups cost ~10 ms of CPU for 100 users."""
+    found = {scim_user.pk: [] for scim_user in scim_users}
+    if found:
+        for member_id, group_id, name in ScimGroupMember.objects.filter(member_id__in=list(found)).order_by(
+                "pk").values_list("member_id", "group_id", "group__display_name"):
+            found[member_id].append({"value": group_id, "display": name, "type": "direct"})
+    for scim_user in scim_users:
+        scim_user.scim_groups = found[scim_user.pk]
+
+
+def _groups(scim_user):
+    if not hasattr(scim_user, "scim_groups"):
+        load_groups([scim_user])
+    return scim_user.scim_groups
 
 
 # --- writing --------------------------------------------------------------------------------------------

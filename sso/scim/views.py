@@ -18,7 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from authservice import links
 from sso import app_settings as sso_settings
-from sso.scim import discovery, errors, groups, projection, resources, tokens, users
+from sso.scim import discovery, errors, groups, paging, projection, resources, tokens, users
 
 logger = logging.getLogger("sso")
 request_logger = logging.getLogger("django.request")
@@ -195,8 +195,9 @@ class Routes:
         params = resources.parameters(query)
         rows = self.module.search(self.connection, query.get("filter"))
         offset, count = resources.paging(query, self.max_results)
-        total = rows.count()
-        page = self.page(rows, offset, count) if count else []
+        with paging.snapshot(rows.db) as consistent:
+            total = self.module.total(self.connection, rows, query.get("filter"))
+            page = self.page(rows, offset, count, total, consistent) if count else []
         plain = self.plain(params)
         if plain is not None:
             return respond({"schemas": [LIST_URN], "totalResults": total, "startIndex": offset + 1,
@@ -224,13 +225,12 @@ class UserRoutes(Routes):
     name = "Users"
     model = users.UserResource
 
-    def page(self, rows, offset, count):
-        """The page in two steps: its ids by OFFSET on the ordering index (an index-only scan, however
-        deep the page), then those rows."""
-        ids = list(rows.values_list("pk", flat=True)[offset:offset + count])
-        found = {row.pk: row for row in rows.model.objects.filter(pk__in=ids)
-                 .prefetch_related("group_memberships__group")}
-        return [found[pk] for pk in ids if pk in found]
+    def page(self, rows, offset, count, total, consistent):
+        """The page in two steps: its ids from the ordering index alone (sso/scim/paging.py), then those
+        rows and their groups."""
+        page = paging.rows(rows, offset, count, total, consistent)
+        users.load_groups(page)
+        return page
 
     def to_model(self, row, params=None):
         return users.to_model(row, self.location(row.pk), params)
@@ -253,7 +253,7 @@ class GroupRoutes(Routes):
     name = "Groups"
     model = groups.Group
 
-    def page(self, rows, offset, count):
+    def page(self, rows, offset, count, total, consistent):
         return list(rows[offset:offset + count])
 
     def to_model(self, row, params=None):

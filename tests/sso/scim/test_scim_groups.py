@@ -166,3 +166,23 @@ def test_every_change_sends_its_signal(scim):
     assert seen == ["scim_user_created", "scim_user_updated", "scim_user_deactivated", "scim_user_updated",
                     "scim_user_reactivated", "scim_group_created", "scim_group_updated", "scim_group_deleted",
                     "scim_user_deleted"]
+
+
+@pytest.mark.parametrize("query", [{"excludedAttributes": "members"}, {"attributes": "displayName"},
+                                   {"excludedAttributes": "externalId,members"}])
+def test_a_group_read_without_its_members_does_not_load_them(scim, two_users, query):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    created = group(scim, members=two_users)
+    with CaptureQueriesContext(connection) as captured:
+        response = scim.get_(f"/Groups/{created['id']}", query)
+    assert response.status_code == 200 and response.json()["displayName"] == "Engineering"
+    assert "members" not in response.json()
+    assert not [q["sql"] for q in captured if "sso_scimgroupmember" in q["sql"]]
+
+
+def test_a_group_read_with_members_named_shows_them(scim, two_users):
+    created = group(scim, members=two_users)
+    answer = scim.get_(f"/Groups/{created['id']}", {"attributes": "members"}).json()
+    assert sorted(m["value"] for m in answer["members"]) == sorted(two_users)
