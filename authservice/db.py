@@ -6,8 +6,8 @@ sign-in or authenticated request that compiling was the larger part of the reque
 it is built once per database alias from the model's metadata, and rows come back as model
 instances through the same converters Django applies (time zones, SQLite's text dates).
 
-Only equality lookups on one table (optionally joined with one foreign key) and a delete by
-primary key. Anything more involved stays on the ORM.
+Only equality lookups on one table (optionally joined with one foreign key), one column of the
+rows such a lookup finds, and a delete by primary key. Anything more involved stays on the ORM.
 
 On PostgreSQL with psycopg 3, when the project turns prepared statements on
 (``DATABASES[...]["OPTIONS"]["prepare_threshold"]``, which Django leaves off for connection poolers),
@@ -119,6 +119,37 @@ def get_row(model, *, related=None, for_update=False, **equals):
     found = instance(model, alias, row[:width])
     foreign_key = model._meta.get_field(related)
     foreign_key.set_cached_value(found, instance(foreign_key.related_model, alias, row[width:]))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _values_sql(model, alias, field, fields, order_by):
+    """(SQL, column expression, converters) of :func:`values`."""
+    connection = connections[alias]
+    selected = model._meta.get_field(field)
+    column = selected.get_col(model._meta.db_table)
+    where = " AND ".join(f"{_quote(connection, model, model._meta.get_field(name))} = %s" for name in fields)
+    order = ", ".join(_quote(connection, model, model._meta.get_field(name)) for name in order_by)
+    sql = (f"SELECT {_quote(connection, model, selected)} FROM {connection.ops.quote_name(model._meta.db_table)} "
+           f"WHERE {where}" + (f" ORDER BY {order}" if order else ""))
+    return sql, column, connection.ops.get_db_converters(column) + selected.get_db_converters(connection)
+
+
+def values(model, field, *, order_by=(), **equals):
+    """``field`` of every ``model`` row whose fields equal ``equals``, in ``order_by`` order: a list,
+    as ``values_list(field, flat=True)`` gives."""
+    alias = router.db_for_read(model)
+    names = tuple(sorted(equals))
+    sql, column, converters = _values_sql(model, alias, field, names, tuple(order_by))
+    connection = connections[alias]
+    with _cursor(connection) as cursor:
+        cursor.execute(sql, [equals[name] for name in names])
+        rows = cursor.fetchall()
+    found = []
+    for (value,) in rows:
+        for function in converters:
+            value = function(value, column, connection)
+        found.append(value)
     return found
 
 
