@@ -7,10 +7,11 @@ it is built once per database alias from the model's metadata, and rows come bac
 instances through the same converters Django applies (time zones, SQLite's text dates).
 
 Only equality lookups on one table (optionally joined with one foreign key, or with the row of
-another table that shares the looked-up values), an insert of a new row, and an update or delete by
-primary key (optionally only while a counter is under its bound). Anything more involved stays on
-the ORM. Parameters are passed as given (values ``get_db_prep_save`` does not change: strings,
-integers, booleans), except the values an insert or update writes.
+another table that shares the looked-up values), one column of the rows such a lookup finds, an
+insert of a new row, and an update or delete by primary key (optionally only while a counter is
+under its bound). Anything more involved stays on the ORM. Parameters are passed as given (values
+``get_db_prep_save`` does not change: strings, integers, booleans), except the values an insert or
+update writes.
 
 On PostgreSQL with psycopg 3, when the project turns prepared statements on
 (``DATABASES[...]["OPTIONS"]["prepare_threshold"]``, which Django leaves off for connection poolers),
@@ -192,6 +193,37 @@ def _where_pk(connection, model, below):
     conditions = [f"{_quote(connection, model, model._meta.pk)} = %s"]
     conditions += [f"{_quote(connection, model, model._meta.get_field(name))} < %s" for name in below]
     return " AND ".join(conditions)
+
+
+@functools.lru_cache(maxsize=None)
+def _values_sql(model, alias, field, fields, order_by):
+    """(SQL, column expression, converters) of :func:`values`."""
+    connection = connections[alias]
+    selected = model._meta.get_field(field)
+    column = selected.get_col(model._meta.db_table)
+    where = " AND ".join(f"{_quote(connection, model, model._meta.get_field(name))} = %s" for name in fields)
+    order = ", ".join(_quote(connection, model, model._meta.get_field(name)) for name in order_by)
+    sql = (f"SELECT {_quote(connection, model, selected)} FROM {connection.ops.quote_name(model._meta.db_table)} "
+           f"WHERE {where}" + (f" ORDER BY {order}" if order else ""))
+    return sql, column, connection.ops.get_db_converters(column) + selected.get_db_converters(connection)
+
+
+def values(model, field, *, order_by=(), **equals):
+    """``field`` of every ``model`` row whose fields equal ``equals``, in ``order_by`` order: a list,
+    as ``values_list(field, flat=True)`` gives."""
+    alias = router.db_for_read(model)
+    names = tuple(sorted(equals))
+    sql, column, converters = _values_sql(model, alias, field, names, tuple(order_by))
+    connection = connections[alias]
+    with _cursor(connection) as cursor:
+        cursor.execute(sql, [equals[name] for name in names])
+        rows = cursor.fetchall()
+    found = []
+    for (value,) in rows:
+        for function in converters:
+            value = function(value, column, connection)
+        found.append(value)
+    return found
 
 
 @functools.lru_cache(maxsize=None)

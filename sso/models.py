@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
+from authservice import db
 from authservice.errors import APIError
 from authservice.models import Session
 from authservice.tokens import generate_id
@@ -167,13 +168,14 @@ class SsoProvider(models.Model):
         from ``domain_verified``: the flag is a summary and may be stale."""
         if self.is_default():
             return True
-        return SsoProviderDomain.objects.filter(provider=self, status=SsoProviderDomain.VERIFIED).exists()
+        # Compiled once (authservice.db): this runs before every SSO sign-in and ACS request.
+        return db.get_row(SsoProviderDomain, provider_id=self.pk, status=SsoProviderDomain.VERIFIED) is not None
 
     def verified_domains(self):
         """The hostnames whose DNS check passed (issue 14 §3), in list order: each row's own status,
         never the provider-wide flag (I1)."""
-        return list(SsoProviderDomain.objects.filter(provider=self, status=SsoProviderDomain.VERIFIED)
-                    .order_by("position", "id").values_list("domain", flat=True))
+        return db.values(SsoProviderDomain, "domain", order_by=("position", "id"), provider_id=self.pk,
+                         status=SsoProviderDomain.VERIFIED)
 
     def trusted_domains(self):
         """The hostnames sign-in may trust this provider for: all of them for a default provider,

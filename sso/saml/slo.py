@@ -54,8 +54,10 @@ def record(session, provider, name_id, session_index):
     and SessionIndex whole, as verified (a prefix is another identifier; SamlSession indexes a digest)."""
     if session is None or not name_id:
         return
-    SamlSession.objects.update_or_create(
-        session=session, defaults={"provider": provider, "name_id": name_id, "session_index": session_index or None})
+    # One INSERT: the session was created by this very sign-in, so it has no record yet (an
+    # update_or_create cost a locking SELECT, two savepoints and a transaction of its own on every ACS).
+    SamlSession.objects.create(session=session, provider=provider, name_id=name_id,
+                               session_index=session_index or None)
 
 
 # --- SP-initiated -----------------------------------------------------------------------------------
