@@ -26,7 +26,6 @@ docs/sessions.md).
 
 import base64
 import binascii
-import hashlib
 import hmac
 import json
 import time
@@ -48,9 +47,13 @@ def enabled():
 
 
 # --- encoding -------------------------------------------------------------------------------------
+# Built once (json.dumps with options builds one per call): the same bytes, for less.
+_JS_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def _js_json(value):
     """JSON.stringify of ``value`` (no spaces, non-ASCII as is, keys in insertion order)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _JS_JSON.encode(value)
 
 
 def _b64url(data):
@@ -68,7 +71,7 @@ def _b64url_decode(text):
 
 def _signature(data, expires_at, secret):
     signed = _js_json({**data, "expiresAt": expires_at})
-    digest = hmac.new(secret.encode(), signed.encode("utf-8"), hashlib.sha256).digest()
+    digest = hmac.digest(secret.encode(), signed.encode("utf-8"), "sha256")  # OpenSSL's one-shot HMAC
     return _b64url(digest)
 
 
