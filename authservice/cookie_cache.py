@@ -28,6 +28,7 @@ import base64
 import binascii
 import hmac
 import json
+import re
 import time
 from datetime import datetime
 
@@ -60,8 +61,12 @@ def _b64url(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
+# Only the base64url alphabet: no padding, no whitespace (which b64decode would skip), nothing else.
+_B64URL = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def _b64url_decode(text):
-    if not text or text.strip("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"):
+    if not isinstance(text, str) or not _B64URL.fullmatch(text):
         return None
     try:
         return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
