@@ -10,8 +10,9 @@ anything but the path. Then the match of a path can be kept and handed out again
 What is not pure is never remembered: a converter the project registered (its ``to_python`` may read
 the database), ``i18n_patterns`` and translated routes (they depend on the active language). Any of those
 anywhere in the URLconf and every request is resolved by Django, as before. A path that matches nothing
-(``Resolver404``) is not remembered either. The memory is bounded (:data:`SIZE` paths per URLconf, least
-recently used out), so paths made up by a client cost a resolution each, never memory. Each request gets
+(``Resolver404``) is not remembered either. The memory is bounded (:data:`SIZE` paths in all, least
+recently used out), so paths made up by a client cost a resolution each, never memory. A changed
+URLconf (``ROOT_URLCONF``, ``clear_url_caches()``) is a new resolver object, hence new entries. Each request gets
 its own copy of the match, so a middleware that edits ``callback_kwargs`` edits only its own.
 """
 
