@@ -304,11 +304,12 @@ namespace = _settings  # for the system checks and the settings reference
 
 
 def __getattr__(name: str) -> Any:
-    return getattr(_settings.section(), name)
+    # ``_section or section()``: a call less on every read of a setting (a few dozen per request).
+    return getattr(_settings._section or _settings.section(), name)
 
 
 def secret() -> str:
-    return _settings.section().secret or settings.SECRET_KEY
+    return (_settings._section or _settings.section()).secret or settings.SECRET_KEY
 
 
 @receiver(setting_changed)

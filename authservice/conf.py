@@ -15,7 +15,13 @@ from django.core.signals import setting_changed
 
 
 class Section:
-    """Attribute access over one merged dict; unknown names raise instead of returning None."""
+    """Attribute access over one merged dict; unknown names raise instead of returning None.
+
+    A value read once is kept as an instance attribute, so the next read of it (every request reads a
+    few dozen settings) is a plain attribute lookup: ``__getattr__`` runs only on the first. That is
+    safe because a Section never changes: when the setting does, :class:`NamespacedSettings` builds a
+    new one.
+    """
 
     def __init__(self, values: dict[str, Any], path: str, raw_dicts: frozenset[str]) -> None:
         self._values = values
@@ -28,7 +34,8 @@ class Section:
         except KeyError:
             raise AttributeError(f"Unknown setting {self._path}.{name}") from None
         if isinstance(value, dict) and name not in self._raw_dicts:
-            return Section(value, f"{self._path}.{name}", self._raw_dicts)
+            value = Section(value, f"{self._path}.{name}", self._raw_dicts)
+        self.__dict__[name] = value
         return value
 
     def as_dict(self) -> dict[str, Any]:

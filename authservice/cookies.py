@@ -1,5 +1,6 @@
 """Cookie names, values and attributes, exactly as better-auth writes them (core.md §2)."""
 
+import functools
 from urllib.parse import quote, unquote
 
 from authservice import app_settings, tokens
@@ -23,7 +24,13 @@ def is_secure():
 
 
 def cookie_name(key):
-    name = app_settings.cookie_names.get(key) or f"{app_settings.cookie_prefix}.{key}"
+    return _cookie_name(app_settings.namespace.section(), key)
+
+
+@functools.lru_cache(maxsize=64)
+def _cookie_name(section, key):
+    # Per settings section (a change of settings makes a new one): read two or three times per request.
+    name = section.cookie_names.get(key) or f"{section.cookie_prefix}.{key}"
     return ("__Secure-" if is_secure() else "") + name
 
 

@@ -17,13 +17,17 @@ Why: get-session does one indexed lookup, and on it the middleware stack was a f
 
 Everything else stays, in the project's order: security headers, CORS (preflights and the allowed
 origins' headers), ``CommonMiddleware`` (Content-Length), ``X-Frame-Options``, and any middleware of the
-project's own that this module does not know. The answers are the same bytes either way
+project's own that this module does not know. URL resolution is remembered per path where it depends
+on nothing else (authservice/url_memo.py). The answers are the same bytes either way
 (tests/test_wsgi_api_path.py).
 """
 
 from django.conf import settings
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.wsgi import get_wsgi_application
+from django.urls import get_resolver
+
+from authservice import url_memo
 
 NOT_ON_THE_API = frozenset({
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -41,6 +45,14 @@ class _Handler(WSGIHandler):
     def __init__(self, middleware):
         self._middleware = list(middleware)
         super().__init__()
+
+    def resolve_request(self, request):
+        # BaseHandler.resolve_request, with the match remembered per path where that is the same
+        # answer (authservice/url_memo.py); a request with its own urlconf keeps Django's.
+        if hasattr(request, "urlconf"):
+            return super().resolve_request(request)
+        request.resolver_match = url_memo.resolve(get_resolver(), request.path_info)
+        return request.resolver_match
 
     def load_middleware(self, is_async=False):
         # BaseHandler.load_middleware reads settings.MIDDLEWARE; this runs once, at start-up.

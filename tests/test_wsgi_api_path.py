@@ -17,17 +17,18 @@ from django.db import close_old_connections
 
 from authservice import wsgi
 from tests.conftest import BASE, ORIGIN, PASSWORD
+from tests.cookie_cache_support import DATA, cache_on, cached, data_cookies  # noqa: F401 - fixtures
 
 
-def call(application, method, path, *, cookie="", body=None, origin=ORIGIN):
+def call(application, method, path, *, cookie="", body=None, origin=ORIGIN, query="", extra=None):
     data = json.dumps(body).encode() if body is not None else b""
     environ = {
-        "REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "testserver",
+        "REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": query, "SERVER_NAME": "testserver",
         "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1",
         "HTTP_HOST": "testserver", "HTTP_COOKIE": cookie, "HTTP_ORIGIN": origin, "wsgi.url_scheme": "http",
         "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(data)), "wsgi.input": io.BytesIO(data),
         "wsgi.errors": sys.stderr, "wsgi.version": (1, 0), "wsgi.multithread": False,
-        "wsgi.multiprocess": True, "wsgi.run_once": False,
+        "wsgi.multiprocess": True, "wsgi.run_once": False, **(extra or {}),
     }
     answer = {}
 
@@ -74,6 +75,56 @@ def test_get_session_answers_the_same_bytes_on_the_lean_path(lean, full, signed_
 
 def test_get_session_without_a_cookie_answers_the_same_bytes(lean, full, db):
     assert call(lean, "GET", BASE + "/get-session") == call(full, "GET", BASE + "/get-session")
+
+
+def cookie_header(client):
+    return "; ".join(f"{name}={morsel.value}" for name, morsel in client.cookies.items() if morsel.value)
+
+
+def test_get_session_from_the_cookie_cache_answers_the_same_bytes(lean, full, cached, django_assert_num_queries):
+    cookie = cookie_header(cached)
+    assert DATA in data_cookies(cached)
+    with django_assert_num_queries(0):  # served from the cache on both paths
+        lean_answer = call(lean, "GET", BASE + "/get-session", cookie=cookie)
+        full_answer = call(full, "GET", BASE + "/get-session", cookie=cookie)
+    assert json.loads(lean_answer["body"])["user"]["email"] == cached.user.email
+    assert lean_answer == full_answer
+
+
+def test_get_session_past_the_cookie_cache_answers_the_same_bytes(lean, full, cached):
+    cookie = cookie_header(cached)
+    lean_answer = call(lean, "GET", BASE + "/get-session", cookie=cookie, query="disableCookieCache=true")
+    assert any(name == "Set-Cookie" and value.lstrip().startswith(DATA) for name, value in lean_answer["headers"])
+    full_answer = call(full, "GET", BASE + "/get-session", cookie=cookie, query="disableCookieCache=true")
+    # Each database read re-issues the cache, signed at its own millisecond: compare all but its value.
+    assert _without_cache_values(lean_answer) == _without_cache_values(full_answer)
+
+
+def _without_cache_values(answer):
+    headers = [(name, value.split("=", 1)[0] if value.lstrip().startswith(DATA) else value)
+               for name, value in answer["headers"]]
+    return answer["status"], headers, answer["body"]
+
+
+def test_a_forged_cache_cookie_answers_the_same_bytes(lean, full, cached):
+    cookie = cookie_header(cached).replace(f"{DATA}=", f"{DATA}=x")
+    lean_answer, full_answer = (call(app, "GET", BASE + "/get-session", cookie=cookie) for app in (lean, full))
+    assert json.loads(lean_answer["body"])["user"]["email"] == cached.user.email
+    assert _without_cache_values(lean_answer) == _without_cache_values(full_answer)
+
+
+@pytest.mark.parametrize("path", ["/no-such-endpoint", "/get-session/", "", "/", "/scim/v2/Users"])
+def test_other_api_paths_answer_the_same_bytes(lean, full, db, path):
+    assert call(lean, "GET", BASE + path) == call(full, "GET", BASE + path)
+
+
+def test_a_cross_origin_request_gets_the_same_cors_headers(lean, full, signed_in, settings):
+    settings.CORS_ALLOWED_ORIGINS = ["https://app.example"]
+    cookie = cookie_header(signed_in)
+    extra = {"HTTP_ORIGIN": "https://app.example", "HTTP_USER_AGENT": "test"}
+    lean_answer = call(lean, "GET", BASE + "/get-session", cookie=cookie, extra=extra)
+    assert ("access-control-allow-origin", "https://app.example") in lean_answer["headers"]
+    assert lean_answer == call(full, "GET", BASE + "/get-session", cookie=cookie, extra=extra)
 
 
 def test_a_failed_sign_in_answers_the_same_bytes(lean, full, user):

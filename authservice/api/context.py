@@ -8,6 +8,9 @@ import ipaddress
 from authservice import app_settings, cookies
 
 
+_UNPREFIXED = frozenset({"CONTENT_TYPE", "CONTENT_LENGTH"})  # PEP 3333's headers without HTTP_
+
+
 class Headers:
     """Case-insensitive headers that keep repeated values (``Set-Cookie``)."""
 
@@ -22,6 +25,22 @@ class Headers:
                     self.add(key, item)
             elif value is not None:
                 self.add(key, value)
+
+    @classmethod
+    def of_request(cls, request):
+        """``Headers(request.headers)``, read from the WSGI environ without building Django's ``HttpHeaders``
+        first. The same names in the same order: ``HTTP_*`` keys and the two PEP 3333 keys without the
+        prefix, named as ``HttpHeaders.parse_header_name`` names them, the last of two keys naming one
+        header winning in the place of the first (``CONTENT_TYPE`` and ``HTTP_CONTENT_TYPE``), as there."""
+        found = {}
+        for key, value in request.META.items():
+            if key.startswith("HTTP_"):
+                key = key[5:]
+            elif key not in _UNPREFIXED:
+                continue
+            if key:
+                found[key.replace("_", "-").title().lower()] = value
+        return cls(found.items())
 
     def add(self, key, value):
         self._items.append((key.lower(), str(value)))

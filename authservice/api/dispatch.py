@@ -49,7 +49,7 @@ def http_view(request, subpath=None):
             raise APIError(404, codes.NOT_FOUND)
         raw_body = _parse_body(request, endpoint)
         query = _query_dict(request)
-        headers = Headers(request.headers)
+        headers = Headers.of_request(request)
         ctx = Context(endpoint, headers=headers, params=params, request=request)
         if endpoint.origin_check and request.method not in ("GET", "HEAD", "OPTIONS"):
             guards.check_origin(ctx)
@@ -133,6 +133,8 @@ JSON_NULL = _JsonNull()
 
 
 def _query_dict(request):
+    if not request.META.get("QUERY_STRING"):
+        return {}  # what an empty QueryDict gives, without building one (most requests have no query)
     query = {}
     for key in request.GET:
         values = request.GET.getlist(key)

@@ -22,8 +22,12 @@ from authservice.api.context import Headers, Redirect
 from authservice.errors import APIError, codes
 
 
+# json.dumps with any option builds a JSONEncoder per call; one built once writes the same bytes.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _json(data):
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(data)
 
 
 NOSNIFF = "nosniff"
