@@ -19,7 +19,8 @@ from authservice.models import Account, Session
 from sso.models import Member, Organization, SsoProvider, SsoProviderDomain
 from tests.conftest import PASSWORD, ApiClient
 from tests.peers.social import _stub_server, corp, query_of, sign_in_with_corp, stub  # noqa: F401 - fixtures
-from tests.sso.conftest import _sso_defaults, configure_sso  # noqa: F401 - fixtures
+from tests.sso.bodies import skip_discovery_body
+from tests.sso.conftest import _sso_defaults, configure_sso, sign_in  # noqa: F401 - fixtures
 from tests.sso.conftest_oidc import make_provider  # noqa: F401 - fixture
 from tests.two_factor_support import enrol
 
@@ -244,3 +245,18 @@ def test_a_member_the_organization_removed_is_not_added_back_by_their_next_socia
     Member.objects.filter(user__email="mallory@acme.com").delete()  # what /organization/remove-member does
     social(api, corp, "mallory@acme.com")
     assert acme_members() == []
+
+
+@pytest.mark.xfail(strict=True, reason="pre-existing (routing too): a default_sso row counts as verified for "
+                   "whatever domains its row lists, and a row an ordinary user registered before the deployment "
+                   "named its id as a default stays theirs to edit")
+def test_a_squatted_provider_id_that_later_becomes_a_default_does_not_capture_acme(api, corp, configure_sso,
+                                                                                     sign_in):
+    mallory = sign_in("mallory@evil.test")
+    evil = mallory.api_post("/organization/create", {"name": "Evil", "slug": "evil"}).json()["id"]
+    assert mallory.api_post("/sso/register", {**skip_discovery_body("okta", domain="evil.test"),
+                                              "organizationId": evil}).status_code == 200
+    configure_sso(default_sso=[{"providerId": "okta"}])  # the deployment later sets up its own "okta"
+    mallory.api_post("/sso/update-provider", {"providerId": "okta", "domain": "acme.com"})
+    sign_in_with_corp(api, corp, email="ada@acme.com")
+    assert not Member.objects.filter(organization_id=evil, user__email="ada@acme.com").exists()
