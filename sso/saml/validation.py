@@ -16,7 +16,7 @@ from authservice.errors import APIError
 from sso.errors import codes
 from sso.saml import algorithms, metadata, xml
 from sso.saml.config import DEFAULT_SIGNATURE, Settings
-from sso.saml_config import load_certificate, private_key_refusal, signing_key_refusal
+from sso.saml_config import encrypted_key_refusal, load_certificate, private_key_refusal, signing_key_refusal
 from sso.stored import as_dict, as_str
 
 INVALID_IDP_METADATA = "Invalid IdP metadata: expected an EntityDescriptor with an IDPSSODescriptor"
@@ -138,12 +138,15 @@ def _check_sp_key_sizes(config):
         pem = holder.get(field)
         if not isinstance(pem, str) or not pem:
             continue
+        where = f"{section}.{field}" if section else field
+        refusal = encrypted_key_refusal(pem)  # before any parse: opening it pays its KDF cost (I6)
+        if refusal:
+            raise APIError(400, codes.SAML_CONFIG_INVALID, f"samlConfig.{where} is {refusal}")
         for key in _parsed_keys(pem, _passwords(config, section, field)):
             refusal = private_key_refusal(key)
             if refusal is None and (section, field) in SP_SIGNING_KEY_FIELDS:
                 refusal = signing_key_refusal(key, _signature_algorithm(config))
             if refusal:
-                where = f"{section}.{field}" if section else field
                 raise APIError(400, codes.SAML_CONFIG_INVALID, f"samlConfig.{where} is {refusal}")
 
 
