@@ -71,8 +71,11 @@ def _der_items(data):
     return items
 
 
-def _kdf_integers(algorithm):
-    """Every INTEGER (and whether scrypt is named) anywhere in an AlgorithmIdentifier's content."""
+def _kdf_integers(algorithm, depth=0):
+    """Every INTEGER (and whether scrypt is named) anywhere in an AlgorithmIdentifier's content.
+    PBES2 nests four deep; deeper input is refused rather than walked (no recursion bomb, I6)."""
+    if depth > 8:
+        raise ValueError("nested too deep")
     integers, scrypt = [], False
     for tag, value in _der_items(algorithm):
         if tag == 0x02:
@@ -80,7 +83,7 @@ def _kdf_integers(algorithm):
         elif tag == 0x06 and value == _SCRYPT_OID:
             scrypt = True
         elif tag & 0x20:  # constructed: SEQUENCE, SET or a context tag
-            inner, inner_scrypt = _kdf_integers(value)
+            inner, inner_scrypt = _kdf_integers(value, depth + 1)
             integers, scrypt = integers + inner, scrypt or inner_scrypt
     return integers, scrypt
 

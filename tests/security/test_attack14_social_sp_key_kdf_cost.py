@@ -166,3 +166,11 @@ def test_a_costly_key_stored_before_the_check_makes_sign_in_a_clean_400_unopened
     assert response.status_code == 400, response.content
     assert response.json()["code"] == "SAML_CONFIG_INVALID"
     assert key_loads == []
+
+
+def test_parameters_nested_thousands_deep_are_a_clean_400(sign_in, idp_cert, key_loads):
+    nested = _der(0x04, b"s" * 8)
+    for _ in range(5000):
+        nested = _seq(nested)
+    response = _register(sign_in("mallory@evil.test"), idp_cert, {"privateKey": _encrypted_pem(nested)})
+    _refused_unopened(response, key_loads)
