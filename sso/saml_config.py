@@ -5,6 +5,8 @@ SAML protocol itself (AuthnRequest, ACS, algorithm policy, SP metadata) is the n
 into :func:`validate` and the ``samlConfig`` JSON stored on :class:`sso.models.SsoProvider`.
 """
 
+import base64
+import binascii
 import hashlib
 import re
 
@@ -36,6 +38,75 @@ def private_key_refusal(key):
     if isinstance(key, ec.EllipticCurvePrivateKey):
         return None if key.curve.name in EC_CURVES else f"an EC key on {key.curve.name} (P-256, P-384 or P-521)"
     return f"a {type(key).__name__} (RSA or EC keys only)"
+
+
+# An encrypted PKCS#8 key names its own key-derivation cost (PBKDF2 iterations, scrypt N, r and p), and
+# opening it pays that cost before any password check: a 400-byte key with 3 million iterations takes
+# seconds, and 2**31 hours (I6). OpenSSL writes 2048 iterations and scrypt N=16384, r=8, p=1.
+MAX_KDF_ITERATIONS = 100_000
+MAX_SCRYPT_WORK = 16384 * 8 * 1  # N * r * p
+# To the next END line whatever its label, so no block a lenient PEM reader might open goes unchecked.
+_ENCRYPTED_BLOCK = re.compile(r"-----BEGIN ENCRYPTED PRIVATE KEY-----(.*?)(?:-----END|\Z)", re.DOTALL)
+_SCRYPT_OID = bytes.fromhex("2b06010401da47040b")  # 1.3.6.1.4.1.11591.4.11
+
+
+def _der_items(data):
+    """The (tag, value) pairs of a DER sequence's content; ValueError unless it is exactly that."""
+    items, position = [], 0
+    while position < len(data):
+        if position + 2 > len(data):
+            raise ValueError("truncated")
+        tag, length = data[position], data[position + 1]
+        position += 2
+        if length & 0x80:  # long form; 0x80 alone is BER's indefinite length, not DER
+            count = length & 0x7F
+            if not 0 < count <= 4 or position + count > len(data):
+                raise ValueError("bad length")
+            length = int.from_bytes(data[position:position + count], "big")
+            position += count
+        if position + length > len(data):
+            raise ValueError("truncated")
+        items.append((tag, data[position:position + length]))
+        position += length
+    return items
+
+
+def _kdf_integers(algorithm, depth=0):
+    """Every INTEGER (and whether scrypt is named) anywhere in an AlgorithmIdentifier's content.
+    PBES2 nests four deep; deeper input is refused rather than walked (no recursion bomb, I6)."""
+    if depth > 8:
+        raise ValueError("nested too deep")
+    integers, scrypt = [], False
+    for tag, value in _der_items(algorithm):
+        if tag == 0x02:
+            integers.append(int.from_bytes(value, "big", signed=True))
+        elif tag == 0x06 and value == _SCRYPT_OID:
+            scrypt = True
+        elif tag & 0x20:  # constructed: SEQUENCE, SET or a context tag
+            inner, inner_scrypt = _kdf_integers(value, depth + 1)
+            integers, scrypt = integers + inner, scrypt or inner_scrypt
+    return integers, scrypt
+
+
+def encrypted_key_refusal(pem):
+    """Why opening ``pem`` (a private key's PEM text) would cost more than a request may (None when it
+    would not): every encrypted PKCS#8 block's key derivation is bounded before any load, the same
+    rule at register, update and first use. A block this cannot read is refused, never tried."""
+    for body in _ENCRYPTED_BLOCK.findall(pem if isinstance(pem, str) else ""):
+        try:
+            der = base64.b64decode("".join(line for line in body.splitlines() if ":" not in line), validate=False)
+            [(tag, info)] = _der_items(der)
+            algorithm = _der_items(info)[0]
+            if tag != 0x30 or algorithm[0] != 0x30:
+                raise ValueError("not an EncryptedPrivateKeyInfo")
+            integers, scrypt = _kdf_integers(algorithm[1])
+        except (ValueError, IndexError, binascii.Error):
+            return "an encrypted private key whose encryption parameters cannot be read"
+        if any(value > MAX_KDF_ITERATIONS or value < 0 for value in integers):
+            return f"an encrypted private key derived with more than {MAX_KDF_ITERATIONS} iterations"
+        if scrypt and (len(integers) < 3 or integers[0] * integers[1] * integers[2] > MAX_SCRYPT_WORK):
+            return "an encrypted private key whose scrypt parameters cost more than N=16384, r=8, p=1"
+    return None
 
 
 # What our signers produce: pysaml2 signs AuthnRequests (saml2.sigver.SIGNER_ALGS) and

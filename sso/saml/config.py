@@ -27,7 +27,13 @@ from saml2.sigver import RSACrypto
 from authservice import links
 from sso import app_settings
 from sso.saml import signature, xml
-from sso.saml_config import _pem_blocks, certificates_of, private_key_refusal, signing_key_refusal
+from sso.saml_config import (
+    _pem_blocks,
+    certificates_of,
+    encrypted_key_refusal,
+    private_key_refusal,
+    signing_key_refusal,
+)
 from sso.stored import as_dict, as_list, as_str
 
 EMAIL_FORMAT = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
@@ -241,6 +247,9 @@ def _loaded_key(pem, password):
     anonymous requests (sign-in start, ACS): each key is loaded once per process (security.md I6).
     The size is checked first on an unvalidated parse, so a key over the bound stored before
     sso.saml.validation bounded sizes costs no validation either."""
+    refusal = encrypted_key_refusal(pem)  # before any load: opening pays the key's own KDF cost (I6)
+    if refusal:
+        return refusal
     data, secret = pem.encode(), password.encode() if password else None
     try:
         parsed = serialization.load_pem_private_key(data, secret, unsafe_skip_rsa_key_validation=True)

@@ -15,8 +15,8 @@ from cryptography.hazmat.primitives import serialization
 from authservice.errors import APIError
 from sso.errors import codes
 from sso.saml import algorithms, metadata, xml
-from sso.saml.config import DEFAULT_SIGNATURE
-from sso.saml_config import load_certificate, private_key_refusal, signing_key_refusal
+from sso.saml.config import DEFAULT_SIGNATURE, Settings
+from sso.saml_config import encrypted_key_refusal, load_certificate, private_key_refusal, signing_key_refusal
 from sso.stored import as_dict, as_str
 
 INVALID_IDP_METADATA = "Invalid IdP metadata: expected an EntityDescriptor with an IDPSSODescriptor"
@@ -100,29 +100,54 @@ def _signature_algorithm(config):
     return algorithms.expand(algorithms.SIGNATURE, as_str(config.get("signatureAlgorithm")) or DEFAULT_SIGNATURE)
 
 
+def _passwords(config, section, field):
+    """Every password a reader of this key field may open it with: the one stored next to it, and the
+    one :class:`sso.saml.config.Settings` hands the signer or decrypter (``spMetadata.privateKeyPass or
+    privateKeyPass``, ...). Checking with the first only let an EC key encrypted under the other be
+    "left to its first use" and stored (tests/security/test_attack14_social_sp_key_shapes.py)."""
+    holder = as_dict(config.get(section)) if section else config
+    settings = Settings(None, config)
+    used = settings.signing_key_pass if (section, field) in SP_SIGNING_KEY_FIELDS else settings.encryption_key_pass
+    # As the readers turn them into bytes (sso.saml.config._private_key): any stored JSON value.
+    return list(dict.fromkeys(str(password) if password else None
+                              for password in (holder.get(f"{field}Pass"), used, None)))
+
+
+def _parsed_keys(pem, passwords):
+    """The keys ``pem`` loads as under each of ``passwords`` (an unvalidated parse: cheap, I6)."""
+    keys = []
+    for password in passwords:
+        try:
+            keys.append(serialization.load_pem_private_key(
+                pem.encode(), password.encode() if password else None, unsafe_skip_rsa_key_validation=True))
+        except (ValueError, TypeError):
+            continue
+    return keys
+
+
 def _check_sp_key_sizes(config):
     """SAML_CONFIG_INVALID for an SP private key over the size bound (RSA over 4096 bits, EC off
     P-256/384/521): every anonymous sign-in start or ACS request would sign or decrypt with it, and
     loading validates it (seconds at 8192 bits; security.md I6). A signing key must also be of the
     signatureAlgorithm's type (an EC key cannot make RSA-SHA256 signatures: every SLO answer and
-    signed AuthnRequest would fail). The key is read from an unvalidated parse; a key that does not
-    parse is still left to its first use."""
+    signed AuthnRequest would fail). The key is read from an unvalidated parse, with every password a
+    reader may use; a key that loads under none is still left to its first use (a clean
+    SAML_CONFIG_INVALID there)."""
     for section, field in SP_KEY_FIELDS:
         holder = as_dict(config.get(section)) if section else config
-        pem, password = holder.get(field), holder.get(f"{field}Pass")
+        pem = holder.get(field)
         if not isinstance(pem, str) or not pem:
             continue
-        try:
-            key = serialization.load_pem_private_key(pem.encode(), str(password).encode() if password else None,
-                                                     unsafe_skip_rsa_key_validation=True)
-        except (ValueError, TypeError):
-            continue
-        refusal = private_key_refusal(key)
-        if refusal is None and (section, field) in SP_SIGNING_KEY_FIELDS:
-            refusal = signing_key_refusal(key, _signature_algorithm(config))
+        where = f"{section}.{field}" if section else field
+        refusal = encrypted_key_refusal(pem)  # before any parse: opening it pays its KDF cost (I6)
         if refusal:
-            where = f"{section}.{field}" if section else field
             raise APIError(400, codes.SAML_CONFIG_INVALID, f"samlConfig.{where} is {refusal}")
+        for key in _parsed_keys(pem, _passwords(config, section, field)):
+            refusal = private_key_refusal(key)
+            if refusal is None and (section, field) in SP_SIGNING_KEY_FIELDS:
+                refusal = signing_key_refusal(key, _signature_algorithm(config))
+            if refusal:
+                raise APIError(400, codes.SAML_CONFIG_INVALID, f"samlConfig.{where} is {refusal}")
 
 
 def _check_algorithms(config):
