@@ -78,8 +78,9 @@ DEFAULTS = {
     "trust_any_email_domain": [],
     # Reject unknown users unless the sign-in asked for requestSignUp (sso.md §6.4).
     "disable_implicit_sign_up": False,
-    # Providers defined in settings (better-auth: defaultSSO); their ids are reserved and they count
-    # as verified. Each item: {"provider_id", "domain", "oidc_config"|"saml_config", ...}.
+    # Providers defined in settings (better-auth: defaultSSO), checked at start-up (sso.E018); they take
+    # precedence over stored providers, their ids are reserved and their domains count as verified.
+    # Each item: {"provider_id", "domain", "issuer", "oidc_config"|"saml_config", "organization_id"}.
     "default_sso": [],
     "saml": {
         # Accept a response only in answer to a request we sent (its InResponseTo), once.

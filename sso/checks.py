@@ -8,7 +8,7 @@ they had before the types existed.
 from django.core.checks import Error, Warning, register
 
 from authservice.setting_types import check_settings as check_values
-from sso import app_settings
+from sso import app_settings, default_provider_checks
 
 SETTING_CHECK_IDS = {
     "type": "sso.E011",  # a value of the wrong type
@@ -26,6 +26,7 @@ COMBINATION_CHECK_IDS = {
     "trust_any_email_domain": ("sso.W001",),
     "domain_verification.enabled": ("sso.W001",),
     "saml.algorithms.on_deprecated": ("sso.W002",),
+    "default_sso": ("sso.E018",),
 }
 
 
@@ -50,7 +51,10 @@ def check_setting_values():
 
 
 def _combinations():
-    problems = []
+    problems = [
+        Error(f"AUTHSERVICE_SSO['default_sso'][{index}] ({provider_id!r}) is not a valid provider: {message}",
+              hint="Fix the item as /sso/register would require (docs/sso-options.md).", id="sso.E018")
+        for index, provider_id, message in default_provider_checks.problems()]
     if app_settings.trust_any_email_domain and not app_settings.domain_verification.enabled:
         problems.append(Warning(
             "AUTHSERVICE_SSO['trust_any_email_domain'] has no effect: without domain verification every "

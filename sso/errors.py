@@ -18,6 +18,7 @@ for _code, _message in {
     "PROVIDER_ID_EXISTS": "SSO provider with this providerId already exists",
     "INVALID_PROVIDER_ID": "providerId may contain only letters, digits, '-' and '_'",
     "PROVIDER_ACCESS_DENIED": "You don't have access to this provider",
+    "PROVIDER_FROM_SETTINGS": "This provider is defined in the server's settings and cannot be changed here",
     "PROVIDER_CONFIG_TYPE_MISMATCH": (
         "Cannot update SAML config for a provider that doesn't have SAML configured"
     ),

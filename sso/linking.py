@@ -20,7 +20,7 @@ from authservice.errors import APIError, codes
 from authservice.flows import external_identity
 from sso import app_settings as sso_settings
 from sso import errors  # noqa: F401 - registers the SSO codes
-from sso import provisioning
+from sso import default_providers, provisioning
 from sso.models import SsoProvider
 
 # The refusal the SAML ACS catches: the core flow's, ``.error`` being the redirect's ``error``.
@@ -88,6 +88,8 @@ def trusted_domains(provider):
     a verified ``corp.com`` does not vouch for a pending ``corp.de``), all of them for a default
     provider from settings (the same rule routing uses), and none before.
     """
+    if default_providers.is_from_settings(provider):
+        return tuple(provider.domains())  # the domains the operator wrote, and only those (I1)
     if not sso_settings.domain_verification.enabled \
             or provider.provider_id in (sso_settings.trust_any_email_domain or ()):
         return None
@@ -106,7 +108,9 @@ def sign_in(ctx, provider_ref, identity, *, request_sign_up=False):
 
 def _locked_provider(provider_ref):
     row_id = provider_ref.get("rowId")
-    provider = db.get_row(SsoProvider, for_update=True, id=row_id) if isinstance(row_id, str) else None
+    provider = default_providers.by_id(provider_ref.get("providerId"))
+    if provider is None or provider.pk != row_id:  # a settings provider has no row to lock
+        provider = db.get_row(SsoProvider, for_update=True, id=row_id) if isinstance(row_id, str) else None
     if provider is None or provider.provider_id != provider_ref.get("providerId") \
             or provider.fingerprint() != provider_ref.get("fingerprint"):
         raise APIError(409, codes.SSO_PROVIDER_CHANGED)

@@ -88,6 +88,7 @@ class SsoProvider(models.Model):
         - The flag is always recomputed from the rows, with the provider row locked: it is a summary,
           never a source of trust (routing, linking and claims read each row's own status).
         """
+        self._refuse_if_from_settings()
         update_fields = kwargs.get("update_fields")
         stale = ((update_fields is None or "domain" in update_fields)
                  and getattr(self, "_indexed_domain", None) != self.domain)
@@ -114,6 +115,16 @@ class SsoProvider(models.Model):
             self.refresh_domain_verified()
         self._indexed_domain, self._saved_verified = self.domain, self.domain_verified
         return None
+
+    def delete(self, *args, **kwargs):
+        self._refuse_if_from_settings()
+        return super().delete(*args, **kwargs)
+
+    def _refuse_if_from_settings(self):
+        # A provider built from AUTHSERVICE_SSO["default_sso"] (sso.default_providers) is the
+        # operator's; writing it would create a row that the settings shadow anyway.
+        if getattr(self, "from_settings", False):
+            raise TypeError(f"SSO provider {self.provider_id!r} comes from settings and is read-only")
 
     def _fields_to_write(self, update_fields, stale, flag_written):
         """The columns a save of a loaded row writes: those asked for, less ``domain`` and

@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 from authservice import app_settings as core_settings
 from authservice.errors import APIError, validation_error
 from authservice.models import Account, Verification
-from sso import app_settings, discovery, domains, identity, organizations, saml_config, signals
+from sso import app_settings, default_providers, discovery, domains, identity, organizations, saml_config, signals
 from sso.errors import NO_FIELDS_MESSAGE, OIDC_CONFIG_TYPE_MISMATCH_MESSAGE, codes
 from sso.models import SsoProvider
 from sso.saml import metadata_fetch
@@ -50,7 +50,9 @@ def _can_admin(user, provider):
 
 
 def get_for(user, provider_id):
-    """The access rule of get/update/delete/domain verification (sso.md §2)."""
+    """The access rule of get/update/delete/domain verification (sso.md §2). A provider from settings
+    (or the row it shadows) is the operator's: 403 PROVIDER_FROM_SETTINGS for everyone."""
+    default_providers.refuse_management(provider_id)
     provider = SsoProvider.objects.filter(provider_id=provider_id).first()
     if provider is None:
         raise APIError(404, codes.PROVIDER_NOT_FOUND)

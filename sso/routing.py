@@ -9,12 +9,14 @@
   first for ``corp.com``, or for ``a.corp.com``, can then no longer capture the company's
   sign-ins; it stays reachable by its ``providerId`` alone, where ``DOMAIN_NOT_VERIFIED`` answers.
 - The most specific entry wins: the longest matching suffix, then the oldest provider.
+- Providers defined in settings (sso.default_providers) are asked first, as better-auth's
+  defaultSSO is, and the rows they shadow (same id) never route.
 """
 
 from django.db.models import Q
 from django.db.models.functions import Length
 
-from sso import app_settings, hostnames
+from sso import app_settings, default_providers, hostnames
 from sso.models import SsoProviderDomain, default_provider_ids
 
 
@@ -40,6 +42,9 @@ def covering_entries(host):
     The one rule routing and membership by e-mail domain (sso/domain_membership.py) share.
     """
     entries = SsoProviderDomain.objects.filter(domain__in=hostnames.suffixes(host))
+    shadowed = default_providers.ids()
+    if shadowed:  # a row with the id of a settings provider is never used (sso.default_providers)
+        entries = entries.exclude(provider__provider_id__in=shadowed)
     if app_settings.domain_verification.enabled:
         # Each row by its own status (I1). Never the provider's ``domain_verified``: that is a summary
         # of the rows, and a stale copy written back could set it over a pending row.
@@ -53,6 +58,12 @@ def covering_entries(host):
 
 
 def provider_for_hostname(host):
-    """The provider whose most specific domain entry covers ``host`` (a validated hostname), or None."""
+    """The provider whose most specific domain entry covers ``host`` (a validated hostname), or None.
+
+    A provider from settings covering ``host`` comes first, as better-auth's defaultSSO does.
+    """
+    from_settings = default_providers.for_hostname(host)
+    if from_settings is not None:
+        return from_settings
     entry = covering_entries(host).first()
     return entry.provider if entry is not None else None

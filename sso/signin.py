@@ -13,7 +13,7 @@ from authservice.errors import APIError, codes, validation_error
 from authservice.social.base import RESERVED_PARAMS
 from sso import app_settings as sso_settings
 from sso import errors as sso_errors
-from sso import linking, routing
+from sso import default_providers, linking, routing
 from sso.models import Organization, SsoProvider
 
 PROTOCOLS = {SsoProvider.OIDC: "sso.oidc.client", SsoProvider.SAML: "sso.saml.sign_in"}
@@ -45,7 +45,7 @@ def find_provider(*, provider_id=None, organization_slug=None, domain=None, emai
         raise APIError(400, codes.SSO_IDENTIFIER_REQUIRED)
     routing.check_selectors(domain=domain, email=email)
     if provider_id:
-        return _found(SsoProvider.objects.filter(provider_id=provider_id).first())
+        return _found(default_providers.find(provider_id))
     if organization_slug:
         organization = Organization.objects.filter(slug=organization_slug).first()
         if organization is None and not (domain or email):

@@ -18,7 +18,7 @@ from authservice.errors import APIError
 from authservice.flows.external_identity import SignInFailure, failure_location
 from authservice.social.base import Tokens
 from sso import app_settings as sso_settings
-from sso import discovery, linking, signin, state
+from sso import default_providers, discovery, linking, signin, state
 from sso.errors import RedirectError as R
 from sso.models import SsoProvider
 from sso.oidc.verification import OIDCFailure, ProviderOIDCBackend
@@ -152,7 +152,7 @@ def _provider(provider_id, pending):
     ref = pending.provider_ref
     if not ref or not ref.get("providerId") or not ref.get("fingerprint"):
         raise SignInFailure(R.INVALID_STATE, "missing_sso_provider_reference")
-    provider = db.get_row(SsoProvider, provider_id=provider_id)
+    provider = default_providers.find(provider_id)
     if provider is None:
         raise SignInFailure(R.INVALID_PROVIDER, "provider not found")
     if ref["providerId"] != provider_id or ref.get("rowId") != provider.pk \

@@ -26,7 +26,7 @@ from saml2.validate import ResponseLifetimeExceed, ToEarly
 from authservice import db
 from authservice.errors import APIError
 from authservice.flows.external_identity import SignInFailure, SignInRefused, failure_location
-from sso import app_settings, signin, state
+from sso import app_settings, default_providers, signin, state
 from sso.errors import codes
 from sso.models import SsoProvider
 from sso.saml import algorithms, config, instants, mapping, redirects, sign_in, slo, store, structure, xml
@@ -56,7 +56,7 @@ class IdpInitiated:
 
 def consume(ctx, provider_id, saml_response, relay_state=None):
     """Validate ``saml_response`` for ``provider_id`` and sign the user in; returns the 302 Location."""
-    provider = db.get_row(SsoProvider, provider_id=provider_id)
+    provider = default_providers.find(provider_id)
     if provider is not None and not provider.saml_config:
         provider = None
     limit = app_settings.saml.max_response_size

@@ -20,7 +20,7 @@ from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
 
 from authservice import origins
 from authservice.errors import APIError
-from sso import app_settings
+from sso import app_settings, default_providers
 from sso.errors import NO_PROVIDER_FOR_ID_MESSAGE, codes
 from sso.models import SsoProvider
 from sso.saml import config, slo_config, xml
@@ -213,7 +213,7 @@ def _escape(text):
 
 def for_provider(ctx, provider_id):
     """The XML for ``provider_id``; 404 PROVIDER_NOT_FOUND, or 400 SAML_CONFIG_INVALID for OIDC."""
-    provider = SsoProvider.objects.filter(provider_id=provider_id).first()
+    provider = default_providers.find(provider_id)
     if provider is None:
         raise APIError(404, codes.PROVIDER_NOT_FOUND, NO_PROVIDER_FOR_ID_MESSAGE)
     if not provider.saml_config:

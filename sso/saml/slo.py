@@ -21,7 +21,7 @@ from authservice import links, origins, signals
 from authservice.errors import APIError, codes
 from authservice.flows import sessions
 from authservice.models import Session
-from sso import app_settings
+from sso import app_settings, default_providers
 from sso import signals as sso_signals
 from sso.errors import codes as sso_codes  # noqa: F401 - registers the SSO codes
 from sso.models import SamlSession, SsoProvider
@@ -42,7 +42,9 @@ def _require_enabled():
 
 
 def _saml_provider(provider_id):
-    provider = SsoProvider.objects.filter(provider_id=provider_id).first()
+    # A settings provider has no row for SamlSession to name: Single Logout is for stored providers.
+    provider = None if provider_id in default_providers.ids() else \
+        SsoProvider.objects.filter(provider_id=provider_id).first()
     if provider is None or not provider.saml_config:
         raise APIError(404, codes.SAML_PROVIDER_NOT_FOUND)
     return provider
@@ -52,7 +54,7 @@ def _saml_provider(provider_id):
 def record(session, provider, name_id, session_index):
     """Keep what a later logout needs of ``session`` (opened by ``provider``'s Assertion): the NameID
     and SessionIndex whole, as verified (a prefix is another identifier; SamlSession indexes a digest)."""
-    if session is None or not name_id:
+    if session is None or not name_id or default_providers.is_from_settings(provider):
         return
     # One INSERT: the session was created by this very sign-in, so it has no record yet (an
     # update_or_create cost a locking SELECT, two savepoints and a transaction of its own on every ACS).

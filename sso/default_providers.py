@@ -1,0 +1,93 @@
+"""Providers defined in settings: ``AUTHSERVICE_SSO["default_sso"]``, better-auth's ``defaultSSO``.
+
+An item with a ``domain`` is a whole provider. :func:`build` turns it into an unsaved, read-only
+:class:`~sso.models.SsoProvider` that every flow accepts like a database row, and it takes precedence
+over a row with the same ``provider_id`` (:func:`find`) or a row covering the same domain
+(:func:`for_hostname`), as better-auth looks in ``defaultSSO`` first. Its domains count as verified:
+the operator wrote them. It vouches only for those domains, whatever domain verification says (I1).
+
+An item without ``domain`` only lends its ``oidc_config.privateKey`` to the database row of its id
+(sso/oidc/client_assertion.py) and makes that row count as verified (the behaviour before whole
+providers existed; docs/sso-options.md).
+
+Items are validated at start-up by the checks ``/sso/register`` applies (sso/checks.py,
+:func:`problems`), so a request never meets a bad one. Built per call, never cached: tests and
+deployments may change the settings, and building is cheap.
+"""
+
+from authservice import db
+from authservice.errors import APIError, codes
+from sso import app_settings, hostnames
+from sso.models import SsoProvider
+
+# The id of a settings provider (never a row's: generated ids have no colon). Deterministic, so a
+# sign-in's state (providerRef.rowId) and a membership's managed_by stay valid across processes.
+ID_PREFIX = "settings:"
+
+
+def _get(item, snake, camel):
+    return item.get(snake, item.get(camel))
+
+
+def item_id(item):
+    return item.get("provider_id") or item.get("providerId")
+
+
+def items():
+    """The whole-provider items (those with a domain), in settings order."""
+    return [item for item in app_settings.default_sso or () if isinstance(item, dict) and item.get("domain")]
+
+
+def ids():
+    return {item_id(item) for item in items()}
+
+
+def is_from_settings(provider):
+    return getattr(provider, "from_settings", False)
+
+
+def build(item):
+    """The unsaved, read-only provider of ``item``; ``save()`` and ``delete()`` refuse it."""
+    oidc, saml = _get(item, "oidc_config", "oidcConfig"), _get(item, "saml_config", "samlConfig")
+    issuer = item.get("issuer") or (oidc or saml or {}).get("issuer") or ""
+    if oidc:
+        oidc = {"pkce": True, "tokenEndpointAuthentication": "client_secret_basic", **oidc, "issuer": issuer,
+                "overrideUserInfo": bool(item.get("overrideUserInfo") or oidc.get("overrideUserInfo"))}
+    if saml:
+        saml = {**saml, "issuer": issuer}
+    provider = SsoProvider(
+        id=ID_PREFIX + item_id(item), provider_id=item_id(item), issuer=issuer, domain=item["domain"],
+        oidc_config=oidc or None, saml_config=saml or None, user=None,
+        organization_id=_get(item, "organization_id", "organizationId") or None, domain_verified=True,
+        organization_provisioning=_get(item, "organization_provisioning", "organizationProvisioning") or None)
+    provider.from_settings = True
+    return provider
+
+
+def by_id(provider_id):
+    """The settings provider named ``provider_id``, or None."""
+    for item in items():
+        if item_id(item) == provider_id:
+            return build(item)
+    return None
+
+
+def find(provider_id, *, for_update=False):
+    """The provider a sign-in, callback or ACS names: the settings one first, else the row."""
+    return by_id(provider_id) or db.get_row(SsoProvider, for_update=for_update, provider_id=provider_id)
+
+
+def for_hostname(host):
+    """The settings provider whose most specific domain covers ``host`` (validated), first item on a tie."""
+    best, best_length = None, -1
+    for item in items():
+        for domain in hostnames.indexable(item["domain"]):
+            if (host == domain or host.endswith("." + domain)) and len(domain) > best_length:
+                best, best_length = item, len(domain)
+    return build(best) if best is not None else None
+
+
+def refuse_management(provider_id):
+    """get/update/delete-provider, verify-domain and SCIM tokens: a settings provider is the operator's."""
+    if provider_id in ids():
+        raise APIError(403, codes.PROVIDER_FROM_SETTINGS)
