@@ -7,8 +7,9 @@ over a row with the same ``provider_id`` (:func:`find`) or a row covering the sa
 the operator wrote them. It vouches only for those domains, whatever domain verification says (I1).
 
 An item without ``domain`` only lends its ``oidc_config.privateKey`` to the database row of its id
-(sso/oidc/client_assertion.py) and makes that row count as verified (the behaviour before whole
-providers existed; docs/sso-options.md).
+(sso/oidc/client_assertion.py). It no longer makes that row count as verified: the row's domains are
+trusted by their own verification, as any row's (an attack pass registered such an id before the
+deployment named it, then listed acme.com on it; tests/security/test_attack14_social_membership.py).
 
 Items are validated at start-up by the checks ``/sso/register`` applies (sso/checks.py,
 :func:`problems`), so a request never meets a bad one. Built per call, never cached: tests and

@@ -170,7 +170,12 @@ class SsoProvider(models.Model):
         return value
 
     def is_default(self):
-        return self.provider_id in default_provider_ids(app_settings.default_sso)
+        """A provider built from a ``default_sso`` item (sso.default_providers), never a database row.
+
+        A row whose id a settings item names gains no trust from it: an ordinary user may have
+        registered that id before the deployment named it, and could then list any domain on it.
+        """
+        return bool(getattr(self, "from_settings", False))
 
     def domain_trusted(self):
         """True when sign-in may go through this provider at all (sso.md §7 gate, I1): at least one of
@@ -228,10 +233,6 @@ class SsoProvider(models.Model):
 
     def provider_ref(self):
         return {"providerId": self.provider_id, "rowId": self.pk, "fingerprint": self.fingerprint()}
-
-
-def default_provider_ids(default_sso):
-    return {item.get("provider_id") or item.get("providerId") for item in default_sso or ()} - {None}
 
 
 class SsoProviderDomain(models.Model):

@@ -5,7 +5,7 @@
   :class:`~sso.models.SsoProviderDomain`. At most 127 exact values, whatever the input.
 - Trust (I1): with domain verification on, only verified domains take part, each on its own
   (issue 14 §3: a provider's verified ``corp.com`` routes, its pending ``corp.de`` does not), and
-  every domain of a default provider from settings (they count as verified). An unverified provider registered
+  every domain of a provider from settings (``default_providers.for_hostname``, asked first). An unverified provider registered
   first for ``corp.com``, or for ``a.corp.com``, can then no longer capture the company's
   sign-ins; it stays reachable by its ``providerId`` alone, where ``DOMAIN_NOT_VERIFIED`` answers.
 - The most specific entry wins: the longest matching suffix, then the oldest provider.
@@ -13,11 +13,10 @@
   defaultSSO is, and the rows they shadow (same id) never route.
 """
 
-from django.db.models import Q
 from django.db.models.functions import Length
 
 from sso import app_settings, default_providers, hostnames
-from sso.models import SsoProviderDomain, default_provider_ids
+from sso.models import SsoProviderDomain
 
 
 def routing_hostname(domain=None, email=None):
@@ -48,11 +47,8 @@ def covering_entries(host):
     if app_settings.domain_verification.enabled:
         # Each row by its own status (I1). Never the provider's ``domain_verified``: that is a summary
         # of the rows, and a stale copy written back could set it over a pending row.
-        trusted = Q(status=SsoProviderDomain.VERIFIED)
-        defaults = default_provider_ids(app_settings.default_sso)
-        if defaults:
-            trusted |= Q(provider__provider_id__in=defaults)
-        entries = entries.filter(trusted)
+        # A row named by a domain-less default_sso item is no exception (SsoProvider.is_default).
+        entries = entries.filter(status=SsoProviderDomain.VERIFIED)
     return (entries.select_related("provider").annotate(length=Length("domain"))
             .order_by("-length", "provider__created_at", "provider__id"))
 

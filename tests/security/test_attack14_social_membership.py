@@ -247,9 +247,6 @@ def test_a_member_the_organization_removed_is_not_added_back_by_their_next_socia
     assert acme_members() == []
 
 
-@pytest.mark.xfail(strict=True, reason="pre-existing (routing too): a default_sso row counts as verified for "
-                   "whatever domains its row lists, and a row an ordinary user registered before the deployment "
-                   "named its id as a default stays theirs to edit")
 def test_a_squatted_provider_id_that_later_becomes_a_default_does_not_capture_acme(api, corp, configure_sso,
                                                                                      sign_in):
     mallory = sign_in("mallory@evil.test")
