@@ -9,6 +9,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 
 import pytest
+from django.test import Client
 from dnslib import QTYPE, RR, TXT
 from dnslib.server import BaseResolver, DNSServer
 
@@ -188,3 +189,12 @@ def pem_cert():
             .not_valid_after(datetime.datetime(2034, 12, 31, 14, 34, 47, tzinfo=datetime.timezone.utc))
             .sign(key, hashes.SHA256()))
     return cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+@pytest.fixture
+def admin_client(make_user):
+    """A Django test client signed in to the admin as a superuser (the sso admin tests)."""
+    make_user(email="root@acme.com", is_staff=True, is_superuser=True)
+    client = Client()
+    assert client.login(email="root@acme.com", password=PASSWORD)
+    return client

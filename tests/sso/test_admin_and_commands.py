@@ -5,22 +5,12 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.test import Client
 
 from sso.models import Member, Organization, SsoProvider
-from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
 
 SECRET = "super-secret-client-value"
-
-
-@pytest.fixture
-def admin_client(make_user):
-    make_user(email="root@acme.com", is_staff=True, is_superuser=True)
-    client = Client()
-    assert client.login(email="root@acme.com", password=PASSWORD)
-    return client
 
 
 @pytest.fixture

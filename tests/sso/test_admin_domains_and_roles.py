@@ -3,23 +3,13 @@
 import json
 
 import pytest
-from django.test import Client
 
 from sso.models import SsoProvider, SsoProviderDomain
-from tests.conftest import PASSWORD
 from tests.sso.test_admin_and_commands import _form_data
 
 pytestmark = pytest.mark.django_db
 
 MAPPING = {"roleMapping": {"attribute": "groups", "values": {"it-admins": "admin"}, "defaultRole": "member"}}
-
-
-@pytest.fixture
-def admin_client(make_user):
-    make_user(email="root@acme.com", is_staff=True, is_superuser=True)
-    client = Client()
-    assert client.login(email="root@acme.com", password=PASSWORD)
-    return client
 
 
 @pytest.fixture

@@ -3,22 +3,12 @@
 from datetime import timedelta
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from authservice.models import Session
 from sso.models import SamlSession, SsoProvider
-from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def admin_client(make_user):
-    make_user(email="root@acme.com", is_staff=True, is_superuser=True)
-    client = Client()
-    assert client.login(email="root@acme.com", password=PASSWORD)
-    return client
 
 
 @pytest.fixture
