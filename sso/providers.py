@@ -8,7 +8,9 @@ from django.db import IntegrityError, transaction
 from authservice import app_settings as core_settings
 from authservice.errors import APIError, validation_error
 from authservice.models import Account, Verification
-from sso import app_settings, default_providers, discovery, domains, identity, organizations, saml_config, signals
+from sso import (
+    app_settings, default_providers, discovery, domains, identity, issuers, organizations, saml_config, signals,
+)
 from sso.errors import NO_FIELDS_MESSAGE, OIDC_CONFIG_TYPE_MISMATCH_MESSAGE, codes
 from sso.models import SsoProvider
 from sso.saml import metadata_fetch
@@ -150,6 +152,7 @@ def register(found, body):
     oidc = saml = None
     if oidc_given:
         oidc = build_oidc_config(body["providerId"], body["issuer"], oidc_given, body.get("overrideUserInfo"))
+        issuers.check_available(body["issuer"], body["providerId"], oidc)
         check_secret_rules(body["providerId"], oidc)
     else:
         saml = build_saml_config(body["issuer"], saml_given)
@@ -230,6 +233,8 @@ def update(found, body):
     if _identity_changed(provider, issuer, oidc, saml) and identity.is_linked(provider):
         raise APIError(409, codes.PROVIDER_IDENTITY_LOCKED)
     if oidc is not None:
+        if issuer != provider.issuer or oidc.get("tokenEndpoint") != provider.oidc_config.get("tokenEndpoint"):
+            issuers.check_available(issuer, provider.provider_id, oidc)
         discovery.check_config_endpoints(oidc)
         check_secret_rules(provider.provider_id, oidc)
     if saml is not None:

@@ -18,7 +18,7 @@ from authservice.errors import APIError
 from authservice.flows.external_identity import SignInFailure, failure_location
 from authservice.social.base import Tokens
 from sso import app_settings as sso_settings
-from sso import default_providers, discovery, linking, signin, state
+from sso import default_providers, discovery, issuers, linking, signin, state
 from sso.errors import RedirectError as R
 from sso.models import SsoProvider
 from sso.oidc.verification import OIDCFailure, ProviderOIDCBackend
@@ -106,7 +106,7 @@ def finish(ctx, provider_id, query):
                     # sign-in at attacker IdP B, would be sent to B's token endpoint (mix-up, RFC 9700
                     # §4.4; attack 14). IdPs that send no iss use the per-provider callbacks.
                     raise SignInFailure(R.INVALID_PROVIDER, "issuer_missing")
-            return _finish(ctx, provider_id, pending, query)
+            return _finish(ctx, provider_id, pending, query, shared=shared)
         except SignInFailure as failure:
             failure.target = failure.target or pending.error_url
             raise
@@ -128,7 +128,7 @@ def _pending(ctx, query):
     return pending
 
 
-def _finish(ctx, provider_id, pending, query):
+def _finish(ctx, provider_id, pending, query, shared=False):
     if query.get("error") or not query.get("code"):
         raise SignInFailure(query.get("error") or R.INVALID_REQUEST,
                             query.get("error_description") or "authorization_code_not_found")
@@ -137,6 +137,10 @@ def _finish(ctx, provider_id, pending, query):
     if query.get("iss") and query["iss"] != provider.issuer:
         # RFC 9207: an authorization response from another issuer is a mix-up attack.
         raise SignInFailure(R.INVALID_PROVIDER, "issuer_mismatch")
+    if shared and issuers.is_ambiguous(provider):
+        # The iss above matched, but it would match another provider too: whose IdP answered is
+        # unknown, so the code goes to no token endpoint (sso/issuers.py; attack 14d).
+        raise SignInFailure(R.INVALID_PROVIDER, "issuer_ambiguous")
     identity = _identity(ctx, provider, pending, query["code"])
     try:
         # Refusals (SignInRefused) pass through as they are: OIDC writes better-auth's phrases.
