@@ -10,8 +10,12 @@ anything but the path. Then the match of a path can be kept and handed out again
 What is not pure is never remembered: a converter the project registered (its ``to_python`` may read
 the database), ``i18n_patterns`` and translated routes (they depend on the active language). Any of those
 anywhere in the URLconf and every request is resolved by Django, as before. A path that matches nothing
-(``Resolver404``) is not remembered either. The memory is bounded (:data:`SIZE` paths in all, least
-recently used out), so paths made up by a client cost a resolution each, never memory. A changed
+(``Resolver404``) is not remembered either. The memory is bounded: :data:`SIZE` paths in all (least
+recently used out), each of at most :data:`MAX_PATH` characters, so paths made up by a client cost a
+resolution each, never memory. The length bound matters because under the API's base path *every* path
+matches (authservice's catch-all answers the JSON 404 itself), and a match keeps its path twice (key
+and ``subpath``): 512 made-up 60 KB paths kept 63 MB for good before it (attack pass 18b, I6). Real
+endpoints' paths, ids included, are far shorter. A changed
 URLconf (``ROOT_URLCONF``, ``clear_url_caches()``) is a new resolver object, hence new entries. Each request gets
 its own copy of the match, so a middleware that edits ``callback_kwargs`` edits only its own.
 """
@@ -22,6 +26,8 @@ from django.urls.converters import DEFAULT_CONVERTERS
 from django.urls.resolvers import RegexPattern, ResolverMatch, RoutePattern, URLPattern, URLResolver
 
 SIZE = 512
+# Longer paths are resolved each time: at most SIZE * MAX_PATH characters of paths are kept (I6).
+MAX_PATH = 256
 
 _PURE_CONVERTERS = frozenset(type(converter) for converter in DEFAULT_CONVERTERS.values())
 
@@ -61,7 +67,7 @@ def _remembered(resolver, path):
 
 def resolve(resolver, path):
     """``resolver.resolve(path)``: the same match (a copy of one kept earlier when the URLconf is pure)."""
-    if not _is_pure(resolver):
+    if len(path) > MAX_PATH or not _is_pure(resolver):
         return resolver.resolve(path)
     return _copy(_remembered(resolver, path))
 

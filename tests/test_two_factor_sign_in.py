@@ -243,3 +243,24 @@ def test_the_methods_offered_match_the_rule_for_mailed_codes(make_user, configur
         TwoFactor.objects.create(user=user, secret="x", verified=factor == "confirmed")
     assert ("otp" in challenge.methods_of(user)) == otp.offered_to(user)
     assert ("totp" in challenge.methods_of(user)) == (factor == "confirmed")
+
+
+def test_an_emailed_code_for_a_sign_in_ended_meanwhile_is_otp_has_expired(otp_enrolled, monkeypatch):
+    """The challenge read by the verify is deleted before its code is compared (2FA disabled or the
+    password changed in a request that won the user's lock): a 400, not a 500 (attack pass 17e)."""
+    from authservice.models import TwoFactorChallenge
+    from authservice.two_factor import otp
+
+    client = start_sign_in(otp_enrolled.user.email)
+    client.api_post("/two-factor/send-otp")
+    sessions = Session.objects.filter(user=otp_enrolled.user).count()
+    offered = otp._require_offered
+
+    def ended_meanwhile(user):
+        offered(user)
+        TwoFactorChallenge.objects.filter(user=user).delete()
+
+    monkeypatch.setattr(otp, "_require_offered", ended_meanwhile)
+    response = client.api_post("/two-factor/verify-otp", {"code": _mailed_code()})
+    assert response.status_code == 400 and error_of(response)["code"] == "OTP_HAS_EXPIRED"
+    assert Session.objects.filter(user=otp_enrolled.user).count() == sessions

@@ -94,7 +94,11 @@ def verify(check, code):
     now = timezone.now()
     if pending is None:
         raise APIError(400, codes.OTP_HAS_EXPIRED)
-    pending.refresh_from_db(fields=["otp_hash", "otp_expires_at", "otp_attempts"])
+    try:
+        pending.refresh_from_db(fields=["otp_hash", "otp_expires_at", "otp_attempts"])
+    except TwoFactorChallenge.DoesNotExist:
+        # Ended meanwhile (2FA disabled, password changed, another code): as expired, not a 500.
+        raise APIError(400, codes.OTP_HAS_EXPIRED) from None
     if not pending.otp_hash or pending.otp_expires_at is None or pending.otp_expires_at <= now:
         raise APIError(400, codes.OTP_HAS_EXPIRED)
     allowed = app_settings.two_factor.otp.allowed_attempts
