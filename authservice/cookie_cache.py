@@ -139,9 +139,18 @@ def _chunk_index(name, base):
 
 
 def _present(ctx):
-    """Names of the cache cookies the request carries: the whole one and any chunks."""
+    """Names of the cache cookies the request carries: the whole one and any chunks we could have set.
+
+    A chunk index past :data:`MAX_CHUNKS` was never ours, so it gets no expiring ``Set-Cookie``: a
+    header of thousands of made-up chunk names would otherwise be answered with as many lines, 2.6
+    times the request's size (attack pass 18b), enough to trip a proxy's limit on response headers."""
     base = _name()
-    return [name for name in ctx.cookies if name == base or _chunk_index(name, base) is not None]
+    present = []
+    for name in ctx.cookies:
+        index = _chunk_index(name, base)
+        if name == base or (index is not None and index < MAX_CHUNKS):
+            present.append(name)
+    return present
 
 
 def read(ctx):

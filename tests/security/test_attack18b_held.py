@@ -266,19 +266,18 @@ def test_the_environ_reader_gives_djangos_headers_for_hostile_environ_keys():
 
 
 # --- I6 on the cache cookie's names ----------------------------------------------------------------
-def test_a_header_full_of_chunk_names_costs_what_its_size_justifies(db):
-    # Every carried chunk name is expired on the answer (the cache is off by default: ``served`` clears
-    # what is left of it). 64 KiB of names is ~2,500 Set-Cookie lines: linear, well under I6's 100 ms.
-    # (The answer's headers are ~2.6 times the request's: noted in the pass's report, not a break.)
-    import time
+def test_a_header_full_of_chunk_names_is_answered_with_at_most_max_chunks_expirations(db):
+    # Carried chunk names are expired on the answer (the cache is off by default: ``served`` clears
+    # what is left of it), but only those we could have set: 64 KiB of made-up names (~2,500) were
+    # answered with as many Set-Cookie lines, 2.6 times the request (noted by the pass, now bounded).
+    from authservice import cookie_cache
 
     header = "; ".join(f"{DATA}.{index}=x" for index in range(2_500))
     assert len(header) < 64 * 1024
     client = ApiClient()
     client.api_get("/get-session")
-    started = time.process_time()
     response = client.api_get("/get-session", HTTP_COOKIE=header)
-    spent = time.process_time() - started
     assert response.status_code == 200
-    assert all(morsel.value == "" for morsel in response.cookies.values())
-    assert spent < 0.1, f"{spent * 1000:.0f} ms"
+    expired = [name for name, morsel in response.cookies.items() if name.startswith(DATA) and morsel.value == ""]
+    ours = {DATA} | {f"{DATA}.{index}" for index in range(cookie_cache.MAX_CHUNKS)}
+    assert set(expired) <= ours and len(expired) <= len(ours)
