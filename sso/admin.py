@@ -14,7 +14,7 @@ from rest_framework import serializers
 
 from authservice import links, users
 from authservice.errors import APIError
-from sso import discovery, domains, roles, saml_config
+from sso import default_providers, discovery, domains, roles, saml_config
 from sso.models import (
     SECRET_KEYS, Member, Organization, SamlSession, SsoProvider, SsoProviderDomain, strip_secrets,
 )
@@ -64,6 +64,14 @@ class SsoProviderForm(forms.ModelForm):
             return None
         if not isinstance(value, dict):
             raise forms.ValidationError("Must be a JSON object.")
+        return value
+
+    def clean_provider_id(self):
+        value = self.cleaned_data.get("provider_id")
+        if value in default_providers.ids():
+            # A row with a settings provider's id makes that provider refused (409 PROVIDER_ID_CONFLICT).
+            raise forms.ValidationError("A provider in AUTHSERVICE_SSO['default_sso'] has this id. Delete this "
+                                        "row instead (its linked accounts go with it).")
         return value
 
     def clean_oidc_config(self):
@@ -131,6 +139,15 @@ class SsoProviderAdmin(admin.ModelAdmin):
     readonly_fields = ("id", "sp_metadata_url", "domain_table", "role_mapping", "created_at", "updated_at")
     raw_id_fields = ("user",)
     actions = ("rerun_discovery", "check_domain_record")
+
+    def get_deleted_objects(self, objs, request):
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        # Domain rows and SAML session records are read-only on their own but part of the provider: they
+        # must not block its deletion, the one way to resolve a row shadowed by default_sso (sso.E019).
+        # The accounts linked through it go too (sso/row_deletion.py), though no foreign key lists them.
+        parts = {str(SsoProviderDomain._meta.verbose_name), str(SamlSession._meta.verbose_name)}
+        perms_needed = {name for name in perms_needed if str(name) not in parts}
+        return deleted, counts, perms_needed, protected
 
     @admin.display(description="domains")
     def domain_states(self, obj):

@@ -79,7 +79,8 @@ DEFAULTS = {
     # Reject unknown users unless the sign-in asked for requestSignUp (sso.md §6.4).
     "disable_implicit_sign_up": False,
     # Providers defined in settings (better-auth: defaultSSO), checked at start-up (sso.E018); they take
-    # precedence over stored providers, their ids are reserved and their domains count as verified.
+    # precedence over stored providers, their ids are reserved and their domains count as verified. A
+    # stored row with an item's id makes that provider refused until the row is deleted (sso.E019).
     # Each item: {"provider_id", "domain", "issuer", "oidc_config"|"saml_config", "organization_id"}.
     "default_sso": [],
     "saml": {

@@ -25,6 +25,9 @@ class SsoConfig(AppConfig):
         from sso import domain_membership
 
         domain_membership.connect()  # a social sign-in joins the organization of its verified e-mail domain
+        from sso import row_deletion
+
+        row_deletion.connect()  # a deleted provider row takes its accounts along, on every deletion path
 
         if scim_openapi.extend not in openapi.extensions:  # SCIM's routes are not registry endpoints
             openapi.extensions.append(scim_openapi.extend)

@@ -5,10 +5,11 @@ Values are checked against the types declared next to the defaults (``app_settin
 they had before the types existed.
 """
 
-from django.core.checks import Error, Warning, register
+from django.core.checks import Error, Tags, Warning, register
+from django.db import DatabaseError, transaction
 
 from authservice.setting_types import check_settings as check_values
-from sso import app_settings, default_provider_checks
+from sso import app_settings, default_provider_checks, default_providers
 
 SETTING_CHECK_IDS = {
     "type": "sso.E011",  # a value of the wrong type
@@ -26,7 +27,7 @@ COMBINATION_CHECK_IDS = {
     "trust_any_email_domain": ("sso.W001",),
     "domain_verification.enabled": ("sso.W001",),
     "saml.algorithms.on_deprecated": ("sso.W002",),
-    "default_sso": ("sso.E018",),
+    "default_sso": ("sso.E018", "sso.E019"),  # E019: a database check (check_shadowed_rows)
 }
 
 
@@ -65,4 +66,26 @@ def _combinations():
             "AUTHSERVICE_SSO['saml']['algorithms']['on_deprecated'] is 'allow': SHA-1 signatures, digests and "
             "RSA 1.5 key transport are accepted without a log line.",
             hint="Use 'warn' to see which IdPs still use them, then 'reject'.", id="sso.W002"))
+    return problems
+
+
+@register(Tags.database)
+def check_shadowed_rows(app_configs, databases=None, **kwargs):
+    """``sso.E019``: a row with a whole default_sso item's id; the settings provider is refused until it goes.
+
+    Tagged ``database``: runs with ``check --database`` and ``migrate``, never at import or plain start-up.
+    """
+    problems = []
+    for alias in databases or ():
+        try:
+            with transaction.atomic(using=alias):  # a savepoint: a failed query must not break an outer one
+                rows = list(default_providers.shadowed_rows(using=alias).values_list("provider_id", "id"))
+        except DatabaseError:  # the table does not exist yet (before migrate)
+            continue
+        problems += [Error(
+            f"SSO provider row {row_pk} (database {alias!r}) has the provider_id {provider_id!r} of an "
+            "AUTHSERVICE_SSO['default_sso'] provider: both are refused (409 PROVIDER_ID_CONFLICT) while it exists.",
+            hint="Delete the row (Django admin or shell); the accounts linked through it are deleted with it. "
+                 "It was registered before the id was named in settings, maybe by someone else (docs/sso-options.md).",
+            obj=provider_id, id="sso.E019") for provider_id, row_pk in rows]
     return problems

@@ -2,24 +2,39 @@
 
 An item with a ``domain`` is a whole provider. :func:`build` turns it into an unsaved, read-only
 :class:`~sso.models.SsoProvider` that every flow accepts like a database row, and it takes precedence
-over a row with the same ``provider_id`` (:func:`find`) or a row covering the same domain
-(:func:`for_hostname`), as better-auth looks in ``defaultSSO`` first. Its domains count as verified:
-the operator wrote them. It vouches only for those domains, whatever domain verification says (I1).
+over a row covering the same domain (:func:`for_hostname`), as better-auth looks in ``defaultSSO``
+first. Its domains count as verified: the operator wrote them. It vouches only for those domains,
+whatever domain verification says (I1).
 
 An item without ``domain`` only lends its ``oidc_config.privateKey`` to the database row of its id
 (sso/oidc/client_assertion.py). It no longer makes that row count as verified: the row's domains are
 trusted by their own verification, as any row's (an attack pass registered such an id before the
 deployment named it, then listed acme.com on it; tests/security/test_attack14_social_membership.py).
 
+A row with the id of a whole item (a "shadowed row") can exist only if it was registered before the
+operator named the id, possibly by an attacker. Everything keyed by that id (SSO accounts, the row's
+SCIM connection) would otherwise carry over to the settings provider (I1; attack pass 14d,
+tests/security/test_attack14d_*). So the two never work together: while such a row exists, the
+settings provider is refused wherever a flow would use it (:func:`by_id`, :func:`for_hostname`, hence
+sign-in, both OIDC callbacks, the ACS, SP metadata) with ``409 PROVIDER_ID_CONFLICT``, and the row stays
+ignored. Deleting the row, which deletes its accounts on every path (sso/row_deletion.py), resolves it;
+the system check ``sso.E019`` names such rows. :func:`build` does not check: listing and start-up
+checks must not fail on it.
+
 Items are validated at start-up by the checks ``/sso/register`` applies (sso/checks.py,
 :func:`problems`), so a request never meets a bad one. Built per call, never cached: tests and
 deployments may change the settings, and building is cheap.
 """
 
+import logging
+
 from authservice import db
 from authservice.errors import APIError, codes
 from sso import app_settings, hostnames
+from sso import errors as _sso_errors  # noqa: F401 - defines PROVIDER_ID_CONFLICT, PROVIDER_FROM_SETTINGS
 from sso.models import SsoProvider
+
+logger = logging.getLogger("sso")
 
 # The id of a settings provider (never a row's: generated ids have no colon). Deterministic, so a
 # sign-in's state (providerRef.rowId) and a membership's managed_by stay valid across processes.
@@ -65,16 +80,38 @@ def build(item):
     return provider
 
 
+def shadowed_rows(using=None):
+    """The database rows whose ``provider_id`` is a whole settings item's (none queried without items)."""
+    whole = ids()
+    if not whole:
+        return SsoProvider.objects.none()
+    return SsoProvider.objects.using(using).filter(provider_id__in=whole)
+
+
+def _usable(item):
+    """``build(item)``, unless a row holds its id: then 409 and an error line for the operator."""
+    provider_id = item_id(item)
+    # One lookup on the unique provider_id index; only ever for an id that settings define.
+    row_pk = next(iter(db.values(SsoProvider, "id", provider_id=provider_id)), None)
+    if row_pk is not None:
+        logger.error("SSO provider %r from settings refused: database row %s has the same provider_id. "
+                     "Delete that row (Django admin or shell; the accounts linked through it are deleted "
+                     "with it) to use the settings provider (system check sso.E019).", provider_id, row_pk)
+        raise APIError(409, codes.PROVIDER_ID_CONFLICT)
+    return build(item)
+
+
 def by_id(provider_id):
-    """The settings provider named ``provider_id``, or None."""
+    """The settings provider named ``provider_id``, or None; 409 PROVIDER_ID_CONFLICT while a row has its id."""
     for item in items():
         if item_id(item) == provider_id:
-            return build(item)
+            return _usable(item)
     return None
 
 
 def find(provider_id, *, for_update=False):
-    """The provider a sign-in, callback or ACS names: the settings one first, else the row."""
+    """The provider a sign-in, callback or ACS names: the settings one first (409 while a row shares its
+    id), else the row."""
     return by_id(provider_id) or db.get_row(SsoProvider, for_update=for_update, provider_id=provider_id)
 
 
@@ -85,7 +122,8 @@ def for_hostname(host):
         for domain in hostnames.indexable(item["domain"]):
             if (host == domain or host.endswith("." + domain)) and len(domain) > best_length:
                 best, best_length = item, len(domain)
-    return build(best) if best is not None else None
+    # Refused rather than skipped: falling through to the rows would route the domain elsewhere.
+    return _usable(best) if best is not None else None
 
 
 def refuse_management(provider_id):

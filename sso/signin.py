@@ -51,7 +51,11 @@ def find_provider(*, provider_id=None, organization_slug=None, domain=None, emai
         if organization is None and not (domain or email):
             raise APIError(400, codes.SSO_IDENTIFIER_REQUIRED, sso_errors.SSO_IDENTIFIER_ORG_MESSAGE)
         if organization is not None:
-            provider = SsoProvider.objects.filter(organization_id=organization.pk).first()
+            rows = SsoProvider.objects.filter(organization_id=organization.pk)
+            shadowed = default_providers.ids()
+            if shadowed:  # a row with a settings provider's id never starts a sign-in (sso.default_providers)
+                rows = rows.exclude(provider_id__in=shadowed)
+            provider = rows.first()
             if provider is not None or not (domain or email):
                 return _found(provider)
     if not domain and "@" not in (email or ""):

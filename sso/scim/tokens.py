@@ -8,12 +8,16 @@ string's worth of entropy (~143 bits), so an unsalted SHA-256 is enough: nothing
 
 import base64
 import hashlib
+import logging
 
 from django.db import transaction
 from django.utils import timezone
 
 from authservice.tokens import random_string
+from sso import default_providers
 from sso.scim.models import ScimConnection
+
+logger = logging.getLogger("sso")
 
 SECRET_LENGTH = 32
 # Bearer values longer than this are no token of ours: refused before hashing (I6).
@@ -60,6 +64,12 @@ def authenticate(authorization):
         return None
     connection = ScimConnection.objects.select_related("provider").filter(token_hash=digest(token)).first()
     if connection is None:
+        return None
+    if connection.provider.provider_id in default_providers.ids():
+        # The connection of a row a settings provider shadows: SCIM adoption trusts accounts by provider_id,
+        # which are the settings provider's users too (I1, attack pass 14d). Dead until the row is deleted.
+        logger.error("SCIM token of the SSO provider row %r refused: a provider from settings has its id; "
+                     "delete the row (system check sso.E019).", connection.provider.provider_id)
         return None
     now = timezone.now()
     # At most one write a minute per connection: "last used" for the admin, not an audit log.

@@ -66,8 +66,13 @@ def test_a_provider_from_settings_completes_at_the_shared_callback(api, from_set
 
 # --- precedence ---------------------------------------------------------------------------------
 @pytest.mark.e2e
-def test_the_settings_provider_takes_precedence_over_a_row_with_its_id(api, from_settings, make_provider):
-    make_provider("acme", from_settings.issuer, from_settings.oidc_config("acme", clientId="stale-client"))
+def test_a_row_with_the_settings_providers_id_fails_closed_until_deleted(api, from_settings, make_provider):
+    """What the row made (accounts keyed by its id, its SCIM connection) must not carry over to the
+    settings provider (attack 14d): refused while it exists (tests/sso/test_default_sso_conflict.py)."""
+    row = make_provider("acme", from_settings.issuer, from_settings.oidc_config("acme", clientId="stale-client"))
+    response = api.api_post("/sign-in/sso", {"providerId": "acme", "callbackURL": "/dashboard"})
+    assert response.status_code == 409 and error_of(response)["code"] == "PROVIDER_ID_CONFLICT"
+    row.delete()
     response = sign_in_at_op(api, providerId="acme")
     assert response["Location"] == "/dashboard", response.get("Location")  # the OP knows acme-client only
 

@@ -2,6 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from authservice.errors import APIError
+from sso import default_providers
 from sso.models import SsoProvider
 from sso.scim import tokens
 from sso.scim.models import ScimConnection
@@ -16,6 +18,11 @@ class Command(BaseCommand):
         parser.add_argument("--revoke", action="store_true", help="Revoke the live token instead.")
 
     def handle(self, *args, provider_id, revoke=False, **options):
+        try:
+            # In the table the id names only a row the settings provider shadows (an attacker's, maybe).
+            default_providers.refuse_management(provider_id)
+        except APIError as error:
+            raise CommandError(f"{error.code}: {error.message}") from None
         provider = SsoProvider.objects.filter(provider_id=provider_id).first()
         if provider is None:
             raise CommandError(f"No SSO provider {provider_id!r}")
