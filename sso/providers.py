@@ -97,6 +97,10 @@ def _check_provider_id(provider_id):
         raise APIError(422, codes.PROVIDER_ID_RESERVED)
     if SsoProvider.objects.filter(provider_id=provider_id).exists():
         raise APIError(422, codes.PROVIDER_ID_EXISTS)
+    if Account.objects.filter(provider_id=provider_id).exists():
+        # Accounts of a provider that is gone (a default_sso item the operator removed, a row deleted
+        # by raw SQL): a new row of that id would inherit their (provider, subject) links (I1).
+        raise APIError(422, codes.PROVIDER_ID_RESERVED)
 
 
 def _has_private_key_source(provider_id):

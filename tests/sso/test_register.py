@@ -263,3 +263,13 @@ def test_provider_id_over_255_characters_is_a_validation_error(sign_in):
 def test_nul_in_a_config_record_is_a_validation_error(sign_in):
     body = skip_discovery_body(oidc={"mapping": {"email": "e", "name": "n", "extraFields": {"a": "x\u0000"}}})
     assert error_of(sign_in().api_post("/sso/register", body))["code"] == "VALIDATION_ERROR"
+
+
+def test_an_id_that_still_has_accounts_is_refused(sign_in, make_user):
+    # A default_sso item the operator removed leaves its accounts behind: whoever registered its id
+    # next would inherit their (provider, subject) links (attack pass 14d's fixer).
+    from authservice.models import Account
+
+    Account.objects.create(user=make_user(email="ada@corp.com"), provider_id="corp", account_id="ada-sub")
+    response = sign_in().api_post("/sso/register", skip_discovery_body("corp"))
+    assert response.status_code == 422 and error_of(response)["code"] == "PROVIDER_ID_RESERVED"
