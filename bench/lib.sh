@@ -19,11 +19,11 @@ ours_env() {
 ours_command() {
     local server=$1 port=$2
     case $server in
-        # granian-wsgi-<n>t: n Python threads per worker (granian-wsgi: BENCH_GRANIAN_THREADS, 4). Each
+        # granian-wsgi-<n>t: n Python threads per worker (granian-wsgi: BENCH_GRANIAN_THREADS, 2). Each
         # thread keeps its own database connection, and granian's default allows hundreds of threads:
         # under 32 connections PostgreSQL (max_connections 100, shared) would refuse clients.
         granian-wsgi|granian-wsgi-*t)
-            local threads=${BENCH_GRANIAN_THREADS:-4}
+            local threads=${BENCH_GRANIAN_THREADS:-2}
             [ "$server" = granian-wsgi ] || { threads=${server#granian-wsgi-}; threads=${threads%t}; }
             echo "$PYTHON -m granian --interface wsgi --host 127.0.0.1 --port $port --workers $WORKERS \
             --blocking-threads $threads --no-ws --log-level warning project.wsgi:application" ;;

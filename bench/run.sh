@@ -4,7 +4,7 @@
 # One command: `bash bench/run.sh`. See bench/README.md for what it does and what the figures mean.
 #
 # Knobs (environment): BENCH_DURATION (s per run, 15), BENCH_CONNECTIONS (32), BENCH_THREADS (2),
-# BENCH_WORKERS (server workers, 2), BENCH_SERVER (granian, or gunicorn), BENCH_GRANIAN_THREADS (4),
+# BENCH_WORKERS (server workers, 2), BENCH_SERVER (granian, or gunicorn), BENCH_GRANIAN_THREADS (2),
 # BENCH_GUNICORN_ARGS (extra gunicorn flags), BENCH_WSGI
 # (the WSGI application, project.wsgi:application), BENCH_DATABASE_URL,
 # BENCH_REDIS_URL, BENCH_MODES ("plain redis"), BENCH_ENDPOINTS ("get-session me sign-in sign-up saml-acs"),
@@ -23,7 +23,7 @@ CONNECTIONS=${BENCH_CONNECTIONS:-32}
 THREADS=${BENCH_THREADS:-2}
 WORKERS=${BENCH_WORKERS:-2}
 SERVER=${BENCH_SERVER:-granian}
-GRANIAN_THREADS=${BENCH_GRANIAN_THREADS:-4}
+GRANIAN_THREADS=${BENCH_GRANIAN_THREADS:-2}
 DATABASE_URL_BENCH=${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/authservice_bench}
 REDIS_URL_BENCH=${BENCH_REDIS_URL:-redis://127.0.0.1:6379/14}
 MODES=${BENCH_MODES:-plain redis}
