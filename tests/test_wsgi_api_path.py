@@ -25,11 +25,14 @@ def call(application, method, path, *, cookie="", body=None, origin=ORIGIN, quer
     environ = {
         "REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": query, "SERVER_NAME": "testserver",
         "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1",
-        "HTTP_HOST": "testserver", "HTTP_COOKIE": cookie, "HTTP_ORIGIN": origin, "wsgi.url_scheme": "http",
+        "HTTP_HOST": "testserver", "HTTP_COOKIE": cookie, "wsgi.url_scheme": "http",
         "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(data)), "wsgi.input": io.BytesIO(data),
         "wsgi.errors": sys.stderr, "wsgi.version": (1, 0), "wsgi.multithread": False,
-        "wsgi.multiprocess": True, "wsgi.run_once": False, **(extra or {}),
+        "wsgi.multiprocess": True, "wsgi.run_once": False,
     }
+    if origin is not None:  # None: a request without an Origin header
+        environ["HTTP_ORIGIN"] = origin
+    environ.update(extra or {})
     answer = {}
 
     def start_response(status, headers, exc_info=None):

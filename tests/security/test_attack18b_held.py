@@ -20,18 +20,16 @@ attack here is judged against the trusted path it replaced:
 import io
 import json
 import random
-import sys
 
 import pytest
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
 from django.http.request import HttpHeaders
 
 from authservice import wsgi
 from authservice.api.context import Headers
 from authservice.models import Session
 from tests.conftest import BASE, ORIGIN, PASSWORD, ApiClient
+from tests.test_wsgi_api_path import call  # noqa: F401 - the memo test imports it from here
 from tests.cookie_cache_support import (  # noqa: F401 - fixtures
     DATA, LONG_NAME, cache_on, data_cookies, give_long_name, sign_in,
 )
@@ -42,35 +40,6 @@ TOKEN = "auth.session_token"
 
 
 # --- helpers --------------------------------------------------------------------------------------
-def call(application, method, path, *, cookie="", body=None, origin=ORIGIN, query="", extra=None):
-    """One WSGI request to ``application`` (as tests/test_wsgi_api_path.py makes them)."""
-    data = json.dumps(body).encode() if body is not None else b""
-    environ = {
-        "REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": query, "SERVER_NAME": "testserver",
-        "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1",
-        "HTTP_HOST": "testserver", "HTTP_COOKIE": cookie, "wsgi.url_scheme": "http",
-        "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(data)), "wsgi.input": io.BytesIO(data),
-        "wsgi.errors": sys.stderr, "wsgi.version": (1, 0), "wsgi.multithread": False,
-        "wsgi.multiprocess": True, "wsgi.run_once": False,
-    }
-    if origin is not None:
-        environ["HTTP_ORIGIN"] = origin
-    environ.update(extra or {})
-    answer = {}
-
-    def start_response(status, headers, exc_info=None):
-        answer["status"], answer["headers"] = status, sorted(headers)
-
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    try:
-        answer["body"] = b"".join(application(environ, start_response))
-    finally:
-        request_started.connect(close_old_connections)
-        request_finished.connect(close_old_connections)
-    return answer
-
-
 def who(body):
     """(user id, session token) of a get-session answer, or None."""
     data = json.loads(body)
