@@ -14,7 +14,7 @@ from rest_framework import serializers
 
 from authservice import links, users
 from authservice.errors import APIError
-from sso import default_providers, discovery, domains, roles, saml_config
+from sso import default_providers, discovery, domains, providers, roles, saml_config
 from sso.models import (
     SECRET_KEYS, Member, Organization, SamlSession, SsoProvider, SsoProviderDomain, strip_secrets,
 )
@@ -68,10 +68,21 @@ class SsoProviderForm(forms.ModelForm):
 
     def clean_provider_id(self):
         value = self.cleaned_data.get("provider_id")
+        if self.instance.pk and not self.instance._state.adding:
+            # Accounts are keyed by the id, not the row: a renamed row would leave them to whatever
+            # next has the old id (I1). The admin shows the field read-only; this covers other uses.
+            if value != self.instance.provider_id:
+                raise forms.ValidationError("The providerId of a saved provider cannot be changed. To resolve "
+                                            "a conflict (sso.E019), delete the row.")
+            return value
         if value in default_providers.ids():
             # A row with a settings provider's id makes that provider refused (409 PROVIDER_ID_CONFLICT).
-            raise forms.ValidationError("A provider in AUTHSERVICE_SSO['default_sso'] has this id. Delete this "
-                                        "row instead (its linked accounts go with it).")
+            raise forms.ValidationError("A provider in AUTHSERVICE_SSO['default_sso'] has this id.")
+        try:
+            # Registration's checks: the format, reserved ids, an existing row, leftover accounts.
+            providers._check_provider_id(value)
+        except APIError as error:
+            raise forms.ValidationError(error.message) from None
         return value
 
     def clean_oidc_config(self):
@@ -140,10 +151,15 @@ class SsoProviderAdmin(admin.ModelAdmin):
     raw_id_fields = ("user",)
     actions = ("rerun_discovery", "check_domain_record")
 
+    def get_readonly_fields(self, request, obj=None):
+        # provider_id is immutable once saved (SsoProvider.save): set when adding only.
+        fields = super().get_readonly_fields(request, obj)
+        return fields if obj is None else ("provider_id", *fields)
+
     def get_deleted_objects(self, objs, request):
         deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
         # Domain rows and SAML session records are read-only on their own but part of the provider: they
-        # must not block its deletion, the one way to resolve a row shadowed by default_sso (sso.E019).
+        # must not block its deletion, the one way to resolve a row in conflict (sso.E019).
         # The accounts linked through it go too (sso/row_deletion.py), though no foreign key lists them.
         parts = {str(SsoProviderDomain._meta.verbose_name), str(SamlSession._meta.verbose_name)}
         perms_needed = {name for name in perms_needed if str(name) not in parts}

@@ -74,13 +74,14 @@ DEFAULTS = {
     # Provider ids allowed to sign in, link and create users of ANY e-mail domain although domain
     # verification is on (I1 opt-out; see the README's SSO section for why this is dangerous:
     # whoever controls such a provider can pre-hijack or take over accounts of every domain).
-    # Without domain verification every provider already may (sso.md §6).
+    # Without domain verification every provider already may (sso.md §6). A listed row trusts whoever
+    # registered it: sso.W003 names each with its owner.
     "trust_any_email_domain": [],
     # Reject unknown users unless the sign-in asked for requestSignUp (sso.md §6.4).
     "disable_implicit_sign_up": False,
     # Providers defined in settings (better-auth: defaultSSO), checked at start-up (sso.E018); they take
     # precedence over stored providers, their ids are reserved and their domains count as verified. A
-    # stored row with an item's id makes that provider refused until the row is deleted (sso.E019).
+    # stored row with an item's id (or a social provider's, ...) is refused until it is deleted (sso.E019).
     # Each item: {"provider_id", "domain", "issuer", "oidc_config"|"saml_config", "organization_id"}.
     "default_sso": [],
     "saml": {

@@ -8,8 +8,10 @@ they had before the types existed.
 from django.core.checks import Error, Tags, Warning, register
 from django.db import DatabaseError, transaction
 
+from authservice import users
 from authservice.setting_types import check_settings as check_values
-from sso import app_settings, default_provider_checks, default_providers
+from sso import app_settings, default_provider_checks, default_providers, provider_claims
+from sso.models import SsoProvider
 
 SETTING_CHECK_IDS = {
     "type": "sso.E011",  # a value of the wrong type
@@ -24,10 +26,11 @@ SETTING_CHECK_IDS = {
 
 # Checks of a key against other keys (in _combinations), listed per key in the settings reference.
 COMBINATION_CHECK_IDS = {
-    "trust_any_email_domain": ("sso.W001",),
+    "trust_any_email_domain": ("sso.W001", "sso.W003"),  # W003: a database check (check_trusted_rows)
     "domain_verification.enabled": ("sso.W001",),
     "saml.algorithms.on_deprecated": ("sso.W002",),
-    "default_sso": ("sso.E018", "sso.E019"),  # E019: a database check (check_shadowed_rows)
+    # E019: a database check (check_shadowed_rows), for every claimed id (sso/provider_claims.py).
+    "default_sso": ("sso.E018", "sso.E019"),
 }
 
 
@@ -69,23 +72,55 @@ def _combinations():
     return problems
 
 
-@register(Tags.database)
-def check_shadowed_rows(app_configs, databases=None, **kwargs):
-    """``sso.E019``: a row with a whole default_sso item's id; the settings provider is refused until it goes.
-
-    Tagged ``database``: runs with ``check --database`` and ``migrate``, never at import or plain start-up.
-    """
-    problems = []
+def _rows(databases, query):
+    """``[(alias, row)]`` over the databases; one without the table yet (before migrate) is skipped."""
+    found = []
     for alias in databases or ():
         try:
             with transaction.atomic(using=alias):  # a savepoint: a failed query must not break an outer one
-                rows = list(default_providers.shadowed_rows(using=alias).values_list("provider_id", "id"))
-        except DatabaseError:  # the table does not exist yet (before migrate)
+                found += [(alias, row) for row in query(alias)]
+        except DatabaseError:
             continue
-        problems += [Error(
-            f"SSO provider row {row_pk} (database {alias!r}) has the provider_id {provider_id!r} of an "
-            "AUTHSERVICE_SSO['default_sso'] provider: both are refused (409 PROVIDER_ID_CONFLICT) while it exists.",
-            hint="Delete the row (Django admin or shell); the accounts linked through it are deleted with it. "
-                 "It was registered before the id was named in settings, maybe by someone else (docs/sso-options.md).",
-            obj=provider_id, id="sso.E019") for provider_id, row_pk in rows]
-    return problems
+    return found
+
+
+@register(Tags.database)
+def check_shadowed_rows(app_configs, databases=None, **kwargs):
+    """``sso.E019``: a row whose provider_id the deployment claims (sso/provider_claims.py); the row, and a
+    settings provider of its id, answer 409 PROVIDER_ID_CONFLICT until it is deleted.
+
+    Tagged ``database``: runs with ``check --database`` and ``migrate``, never at import or plain start-up.
+    """
+    claims = provider_claims.claims()
+    found = _rows(databases,
+                  lambda alias: default_providers.shadowed_rows(using=alias).values_list("provider_id", "id"))
+    return [_conflict(alias, provider_id, row_pk, claims[provider_id]) for alias, (provider_id, row_pk) in found]
+
+
+def _conflict(alias, provider_id, row_pk, claim):
+    both = ", and so is the settings provider" if claim == provider_claims.SETTINGS_PROVIDER else ""
+    return Error(
+        f"SSO provider row {row_pk} (database {alias!r}) has the provider_id {provider_id!r}, claimed by {claim}: "
+        f"it is refused (409 PROVIDER_ID_CONFLICT) while it exists{both}.",
+        hint=f"{provider_claims.resolution(claim)} It was registered before the id was claimed, maybe by "
+             "someone else (docs/sso-options.md).", obj=provider_id, id="sso.E019")
+
+
+@register(Tags.database)
+def check_trusted_rows(app_configs, databases=None, **kwargs):
+    """``sso.W003``: a row listed in trust_any_email_domain, which vouches for every e-mail domain.
+
+    Not a conflict (the setting configures the row), but whoever registered the id first owns that
+    trust: the operator should confirm the owner.
+    """
+    listed = list(app_settings.trust_any_email_domain or ())
+    if not listed:
+        return []
+    found = _rows(databases, lambda alias: SsoProvider.objects.using(alias).filter(provider_id__in=listed)
+                  .select_related("user").order_by("provider_id"))
+    return [Warning(
+        f"SSO provider row {row.provider_id!r} (database {alias!r}, owner {users.email_of(row.user)}) is "
+        "listed in AUTHSERVICE_SSO['trust_any_email_domain']: it is trusted for every e-mail domain, "
+        "whoever registered it.",
+        hint="Keep it listed only if its owner and IdP are yours; otherwise remove it from the list "
+             "(docs/sso-options.md).", obj=row.provider_id, id="sso.W003") for alias, row in found]

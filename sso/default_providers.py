@@ -17,9 +17,10 @@ SCIM connection) would otherwise carry over to the settings provider (I1; attack
 tests/security/test_attack14d_*). So the two never work together: while such a row exists, the
 settings provider is refused wherever a flow would use it (:func:`by_id`, :func:`for_hostname`, hence
 sign-in, both OIDC callbacks, the ACS, SP metadata) with ``409 PROVIDER_ID_CONFLICT``, and the row stays
-ignored. Deleting the row, which deletes its accounts on every path (sso/row_deletion.py), resolves it;
-the system check ``sso.E019`` names such rows. :func:`build` does not check: listing and start-up
-checks must not fail on it.
+ignored. Deleting the row, which deletes its accounts on every path (sso/row_deletion.py), resolves it
+(renaming cannot: ``provider_id`` is immutable); the system check ``sso.E019`` names such rows. The same
+rule covers ids claimed in other ways, such as a social provider's (sso/provider_claims.py).
+:func:`build` does not check: listing and start-up checks must not fail on it.
 
 Items are validated at start-up by the checks ``/sso/register`` applies (sso/checks.py,
 :func:`problems`), so a request never meets a bad one. Built per call, never cached: tests and
@@ -30,7 +31,7 @@ import logging
 
 from authservice import db
 from authservice.errors import APIError, codes
-from sso import app_settings, hostnames
+from sso import app_settings, hostnames, provider_claims
 from sso import errors as _sso_errors  # noqa: F401 - defines PROVIDER_ID_CONFLICT, PROVIDER_FROM_SETTINGS
 from sso.models import SsoProvider
 
@@ -81,11 +82,9 @@ def build(item):
 
 
 def shadowed_rows(using=None):
-    """The database rows whose ``provider_id`` is a whole settings item's (none queried without items)."""
-    whole = ids()
-    if not whole:
-        return SsoProvider.objects.none()
-    return SsoProvider.objects.using(using).filter(provider_id__in=whole)
+    """The database rows in conflict: their ``provider_id`` is claimed by the deployment, a whole settings
+    item's or another claim's (sso/provider_claims.py). What sso.E019 and ``sso_providers`` name."""
+    return SsoProvider.objects.using(using).filter(provider_id__in=list(provider_claims.claims()))
 
 
 def _usable(item):
@@ -95,8 +94,9 @@ def _usable(item):
     row_pk = next(iter(db.values(SsoProvider, "id", provider_id=provider_id)), None)
     if row_pk is not None:
         logger.error("SSO provider %r from settings refused: database row %s has the same provider_id. "
-                     "Delete that row (Django admin or shell; the accounts linked through it are deleted "
-                     "with it) to use the settings provider (system check sso.E019).", provider_id, row_pk)
+                     "Delete that row in the Django admin (the accounts linked through it are deleted with "
+                     "it; its provider_id cannot be changed) to use the settings provider (system check "
+                     "sso.E019).", provider_id, row_pk)
         raise APIError(409, codes.PROVIDER_ID_CONFLICT)
     return build(item)
 
@@ -111,8 +111,12 @@ def by_id(provider_id):
 
 def find(provider_id, *, for_update=False):
     """The provider a sign-in, callback or ACS names: the settings one first (409 while a row shares its
-    id), else the row."""
-    return by_id(provider_id) or db.get_row(SsoProvider, for_update=for_update, provider_id=provider_id)
+    id), else the row (409 while the deployment claims its id for something else, sso.provider_claims)."""
+    provider = by_id(provider_id)
+    if provider is None:
+        provider = db.get_row(SsoProvider, for_update=for_update, provider_id=provider_id)
+        provider_claims.refuse_row(provider)
+    return provider
 
 
 def for_hostname(host):

@@ -35,7 +35,7 @@ from authservice import signals as core_signals
 from authservice import users
 from authservice.errors import APIError
 from sso import app_settings as sso_settings
-from sso import hostnames, organizations, provisioning, routing, signals
+from sso import hostnames, organizations, provider_claims, provisioning, routing, signals
 from sso.models import Member, Organization
 
 
@@ -67,7 +67,10 @@ def provider_for_email(email):
     except APIError:
         return None  # an address no domain can cover (a bad stored value) joins nothing
     best = []
-    for entry in routing.covering_entries(host).filter(provider__organization_id__gt=""):
+    # A row whose id the deployment claims is used for nothing, membership included (sso.provider_claims).
+    entries = routing.covering_entries(host).filter(provider__organization_id__gt="").exclude(
+        provider__provider_id__in=list(provider_claims.claims()))
+    for entry in entries:
         if best and entry.length < best[0].length:
             break
         best.append(entry)

@@ -20,8 +20,9 @@ for _code, _message in {
     "PROVIDER_ACCESS_DENIED": "You don't have access to this provider",
     "PROVIDER_FROM_SETTINGS": "This provider is defined in the server's settings and cannot be changed here",
     "PROVIDER_ID_CONFLICT": (
-        "This provider is defined in the server's settings, and a stored provider has the same providerId; "
-        "it cannot be used until the operator deletes the stored one"
+        "The server's settings claim this providerId (a provider defined there, a social provider or a "
+        "built-in sign-in method), and a stored provider has it too; it cannot be used until the operator "
+        "deletes the stored one"
     ),
     # Ours (sso/issuers.py): the shared callback tells OIDC providers apart by their issuer alone.
     "ISSUER_IN_USE": "Another SSO provider uses this OIDC issuer with another token endpoint",

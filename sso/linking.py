@@ -20,7 +20,7 @@ from authservice.errors import APIError, codes
 from authservice.flows import external_identity
 from sso import app_settings as sso_settings
 from sso import errors  # noqa: F401 - registers the SSO codes
-from sso import default_providers, provisioning
+from sso import default_providers, provider_claims, provisioning
 from sso.models import SsoProvider
 
 # The refusal the SAML ACS catches: the core flow's, ``.error`` being the redirect's ``error``.
@@ -111,6 +111,8 @@ def _locked_provider(provider_ref):
     provider = default_providers.by_id(provider_ref.get("providerId"))
     if provider is None or provider.pk != row_id:  # a settings provider has no row to lock
         provider = db.get_row(SsoProvider, for_update=True, id=row_id) if isinstance(row_id, str) else None
+        # The one step every SSO sign-in passes, whichever entry point found the row (I1).
+        provider_claims.refuse_row(provider)
     if provider is None or provider.provider_id != provider_ref.get("providerId") \
             or provider.fingerprint() != provider_ref.get("fingerprint"):
         raise APIError(409, codes.SSO_PROVIDER_CHANGED)

@@ -33,6 +33,25 @@ def strip_secrets(value):
     return value
 
 
+class SsoProviderQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        if "provider_id" in kwargs:  # the same rule as SsoProvider.save, for the bulk paths
+            raise ValueError(IMMUTABLE_PROVIDER_ID)
+        return super().update(**kwargs)
+
+    def bulk_update(self, objs, fields, *args, **kwargs):
+        if "provider_id" in fields:
+            raise ValueError(IMMUTABLE_PROVIDER_ID)
+        return super().bulk_update(objs, fields, *args, **kwargs)
+
+
+# Accounts are keyed by (provider_id, account_id), not by the row (authservice/flows/external_identity.py):
+# a renamed row would leave its accounts to whatever next has the old id, such as a settings or social
+# provider the row was in conflict with (I1, attack pass 14e). A conflict is resolved by deletion only.
+IMMUTABLE_PROVIDER_ID = ("The provider_id of a saved SSO provider cannot be changed: its accounts are keyed by "
+                         "it. Delete the provider instead (its linked accounts are deleted with it).")
+
+
 class SsoProvider(models.Model):
     OIDC = "oidc"
     SAML = "saml"
@@ -55,6 +74,8 @@ class SsoProvider(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = SsoProviderQuerySet.as_manager()
+
     class Meta:
         verbose_name = "SSO provider"
         ordering = ("created_at",)
@@ -69,6 +90,7 @@ class SsoProvider(models.Model):
         # What the domain index was built from, so a save that leaves the domain alone skips it.
         instance._indexed_domain = instance.__dict__.get("domain", models.DEFERRED)
         instance._saved_verified = instance.__dict__.get("domain_verified", models.DEFERRED)
+        instance._saved_provider_id = instance.__dict__.get("provider_id", models.DEFERRED)
         return instance
 
     def save(self, *args, **kwargs):
@@ -90,6 +112,7 @@ class SsoProvider(models.Model):
         """
         self._refuse_if_from_settings()
         update_fields = kwargs.get("update_fields")
+        self._refuse_provider_id_change(update_fields)
         stale = ((update_fields is None or "domain" in update_fields)
                  and getattr(self, "_indexed_domain", None) != self.domain)
         flag_written = ((update_fields is None or "domain_verified" in update_fields)
@@ -99,6 +122,7 @@ class SsoProvider(models.Model):
             kwargs["update_fields"] = self._fields_to_write(update_fields, stale, flag_written)
         if not stale and not flag_written:
             super().save(*args, **kwargs)
+            self._saved_provider_id = self.provider_id
             if not inserting:  # the flag was not written from this copy: show what the rows say
                 self.domain_verified = self._saved_verified = (
                     SsoProvider.objects.filter(pk=self.pk).values_list("domain_verified", flat=True).first()
@@ -114,11 +138,21 @@ class SsoProvider(models.Model):
                 self._mark_all(self.domain_verified)
             self.refresh_domain_verified()
         self._indexed_domain, self._saved_verified = self.domain, self.domain_verified
+        self._saved_provider_id = self.provider_id
         return None
 
     def delete(self, *args, **kwargs):
         self._refuse_if_from_settings()
         return super().delete(*args, **kwargs)
+
+    def _refuse_provider_id_change(self, update_fields):
+        if self._state.adding or (update_fields is not None and "provider_id" not in update_fields):
+            return
+        saved = getattr(self, "_saved_provider_id", models.DEFERRED)
+        if saved is models.DEFERRED:  # loaded without the column, or built by hand with a stored pk
+            saved = SsoProvider.objects.filter(pk=self.pk).values_list("provider_id", flat=True).first()
+        if saved is not None and saved != self.provider_id:
+            raise ValueError(IMMUTABLE_PROVIDER_ID)
 
     def _refuse_if_from_settings(self):
         # A provider built from AUTHSERVICE_SSO["default_sso"] (sso.default_providers) is the

@@ -9,22 +9,16 @@ from authservice import app_settings as core_settings
 from authservice.errors import APIError, validation_error
 from authservice.models import Account, Verification
 from sso import (
-    app_settings, default_providers, discovery, domains, identity, issuers, organizations, saml_config, signals,
+    app_settings, default_providers, discovery, domains, identity, issuers, organizations, provider_claims,
+    saml_config, signals,
 )
 from sso.errors import NO_FIELDS_MESSAGE, OIDC_CONFIG_TYPE_MISMATCH_MESSAGE, codes
 from sso.models import SsoProvider
 from sso.saml import metadata_fetch
 from sso.saml import validation as saml_validation
 
-# Ids of other sign-in methods; an SSO provider must not shadow their accounts (sso.md §2).
-BUILT_IN_IDS = ("credential", "email-otp", "magic-link", "phone-number", "anonymous", "siwe")
-# better-auth's social provider ids (its socialProviderList).
-SOCIAL_IDS = (
-    "apple", "atlassian", "cognito", "discord", "dropbox", "facebook", "figma", "github", "gitlab",
-    "google", "huggingface", "kakao", "kick", "line", "linear", "linkedin", "microsoft", "naver", "notion",
-    "paybin", "paypal", "polar", "railway", "reddit", "roblox", "salesforce", "slack", "spotify", "tiktok",
-    "twitch", "twitter", "vercel", "vk", "zoom",
-)
+# Ids of other sign-in methods and better-auth's social ids (sso.md §2): defined with the conflict rule.
+BUILT_IN_IDS, SOCIAL_IDS = provider_claims.BUILT_IN_IDS, provider_claims.SOCIAL_IDS
 SECRET_METHODS = ("client_secret_basic", "client_secret_post")
 # Changes refused while accounts are linked to the provider (sso.md §2 update-provider); for SAML also
 # the account key (``mapping.id``, sso.identity.account_key). OIDC accounts are always keyed by ``sub``.
@@ -53,13 +47,16 @@ def _can_admin(user, provider):
 
 def get_for(user, provider_id):
     """The access rule of get/update/delete/domain verification (sso.md §2). A provider from settings
-    (or the row it shadows) is the operator's: 403 PROVIDER_FROM_SETTINGS for everyone."""
+    (or the row it shadows) is the operator's: 403 PROVIDER_FROM_SETTINGS for everyone. A row whose id
+    the deployment claims otherwise is 409 PROVIDER_ID_CONFLICT, to its owner too: deleting it would
+    delete the claiming provider's accounts (sso/provider_claims.py)."""
     default_providers.refuse_management(provider_id)
     provider = SsoProvider.objects.filter(provider_id=provider_id).first()
     if provider is None:
         raise APIError(404, codes.PROVIDER_NOT_FOUND)
     if not _can_admin(user, provider):
         raise APIError(403, codes.PROVIDER_ACCESS_DENIED)
+    provider_claims.refuse_row(provider)
     return provider
 
 

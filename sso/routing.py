@@ -10,12 +10,13 @@
   sign-ins; it stays reachable by its ``providerId`` alone, where ``DOMAIN_NOT_VERIFIED`` answers.
 - The most specific entry wins: the longest matching suffix, then the oldest provider.
 - Providers defined in settings (sso.default_providers) are asked first, as better-auth's
-  defaultSSO is, and the rows they shadow (same id) never route.
+  defaultSSO is, and the rows they shadow (same id) never route. A row whose id is claimed otherwise
+  (a social provider's, sso/provider_claims.py) answers 409 PROVIDER_ID_CONFLICT when it would win.
 """
 
 from django.db.models.functions import Length
 
-from sso import app_settings, default_providers, hostnames
+from sso import app_settings, default_providers, hostnames, provider_claims
 from sso.models import SsoProviderDomain
 
 
@@ -62,4 +63,7 @@ def provider_for_hostname(host):
     if from_settings is not None:
         return from_settings
     entry = covering_entries(host).first()
-    return entry.provider if entry is not None else None
+    provider = entry.provider if entry is not None else None
+    # Refused rather than skipped, as for_hostname: falling through would route the domain elsewhere.
+    provider_claims.refuse_row(provider)
+    return provider

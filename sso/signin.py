@@ -13,7 +13,7 @@ from authservice.errors import APIError, codes, validation_error
 from authservice.social.base import RESERVED_PARAMS
 from sso import app_settings as sso_settings
 from sso import errors as sso_errors
-from sso import default_providers, linking, routing
+from sso import default_providers, linking, provider_claims, routing
 from sso.models import Organization, SsoProvider
 
 PROTOCOLS = {SsoProvider.OIDC: "sso.oidc.client", SsoProvider.SAML: "sso.saml.sign_in"}
@@ -56,6 +56,7 @@ def find_provider(*, provider_id=None, organization_slug=None, domain=None, emai
             if shadowed:  # a row with a settings provider's id never starts a sign-in (sso.default_providers)
                 rows = rows.exclude(provider_id__in=shadowed)
             provider = rows.first()
+            provider_claims.refuse_row(provider)
             if provider is not None or not (domain or email):
                 return _found(provider)
     if not domain and "@" not in (email or ""):

@@ -21,7 +21,7 @@ from authservice import links, origins, signals
 from authservice.errors import APIError, codes
 from authservice.flows import sessions
 from authservice.models import Session
-from sso import app_settings, default_providers
+from sso import app_settings, default_providers, provider_claims
 from sso import signals as sso_signals
 from sso.errors import codes as sso_codes  # noqa: F401 - registers the SSO codes
 from sso.models import SamlSession, SsoProvider
@@ -47,6 +47,7 @@ def _saml_provider(provider_id):
         SsoProvider.objects.filter(provider_id=provider_id).first()
     if provider is None or not provider.saml_config:
         raise APIError(404, codes.SAML_PROVIDER_NOT_FOUND)
+    provider_claims.refuse_row(provider)
     return provider
 
 

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from authservice.tokens import random_string
-from sso import default_providers
+from sso import provider_claims
 from sso.scim.models import ScimConnection
 
 logger = logging.getLogger("sso")
@@ -65,11 +65,15 @@ def authenticate(authorization):
     connection = ScimConnection.objects.select_related("provider").filter(token_hash=digest(token)).first()
     if connection is None:
         return None
-    if connection.provider.provider_id in default_providers.ids():
-        # The connection of a row a settings provider shadows: SCIM adoption trusts accounts by provider_id,
-        # which are the settings provider's users too (I1, attack pass 14d). Dead until the row is deleted.
-        logger.error("SCIM token of the SSO provider row %r refused: a provider from settings has its id; "
-                     "delete the row (system check sso.E019).", connection.provider.provider_id)
+    claim = provider_claims.claims().get(connection.provider.provider_id)
+    if claim is not None:
+        # The connection of a row whose id the deployment claims (a settings provider's, a social
+        # provider's): SCIM adoption trusts accounts by provider_id, which are that provider's users too
+        # (I1, attack passes 14d/14e). Dead until the row is deleted. A 401, not the API's 409: the SCIM
+        # client is the IdP, which cannot resolve it; the operator reads the log line.
+        logger.error("SCIM token of the SSO provider row %r refused: its provider_id is claimed by %s. %s "
+                     "(system check sso.E019)", connection.provider.provider_id, claim,
+                     provider_claims.resolution(claim))
         return None
     now = timezone.now()
     # At most one write a minute per connection: "last used" for the admin, not an audit log.

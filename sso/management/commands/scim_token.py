@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from authservice.errors import APIError
-from sso import default_providers
+from sso import default_providers, provider_claims
 from sso.models import SsoProvider
 from sso.scim import tokens
 from sso.scim.models import ScimConnection
@@ -26,6 +26,10 @@ class Command(BaseCommand):
         provider = SsoProvider.objects.filter(provider_id=provider_id).first()
         if provider is None:
             raise CommandError(f"No SSO provider {provider_id!r}")
+        try:
+            provider_claims.refuse_row(provider)  # a social provider's id, say: the row is never used
+        except APIError as error:
+            raise CommandError(f"{error.code}: {error.message}") from None
         if revoke:
             connection = ScimConnection.objects.filter(provider=provider).first()
             if connection is None or connection.token_hash is None:

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand
 
 from authservice import users
-from sso import default_providers, domains
+from sso import default_providers, domains, provider_claims
 from sso.models import SsoProvider
 
 
@@ -27,7 +27,8 @@ class Command(BaseCommand):
         for row in rows:
             self.stdout.write("  ".join(str(value).ljust(width) for value, width in zip(row, widths)).rstrip())
         self.stdout.write(f"{len(rows) - 1} provider(s)")
+        claims = provider_claims.claims()
         for provider_id in default_providers.shadowed_rows().values_list("provider_id", flat=True):
             self.stdout.write(self.style.ERROR(
-                f"{provider_id}: a provider in default_sso has this id; both are refused until the row is "
-                "deleted (sso.E019)"))
+                f"{provider_id}: claimed by {claims[provider_id]}; the row is refused (409 PROVIDER_ID_CONFLICT) "
+                "until it is deleted (sso.E019)"))

@@ -12,7 +12,7 @@ re-key is logged (logger ``sso``, WARNING) as the audit record.
 from django.core.management.base import BaseCommand, CommandError
 
 from authservice.errors import APIError
-from sso import default_providers
+from sso import default_providers, provider_claims
 from sso.models import SsoProvider
 from sso.saml import metadata_fetch
 
@@ -28,13 +28,13 @@ class Command(BaseCommand):
 
     def _providers(self, provider_ids):
         query = SsoProvider.objects.exclude(saml_config__isnull=True).order_by("provider_id")
-        shadowed = default_providers.ids()
-        if shadowed:  # a row with a settings provider's id is never used: nothing to refresh (sso.E019)
-            query = query.exclude(provider_id__in=shadowed)
+        # A row whose id the deployment claims is never used: nothing to refresh (sso.E019).
+        query = query.exclude(provider_id__in=list(provider_claims.claims()))
         if provider_ids:
             for provider_id in provider_ids:
                 try:
                     default_providers.refuse_management(provider_id)
+                    provider_claims.refuse_row(SsoProvider.objects.filter(provider_id=provider_id).first())
                 except APIError as error:
                     raise CommandError(f"{provider_id}: {error.code}: {error.message}") from None
             found = list(query.filter(provider_id__in=provider_ids))

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from authservice import app_settings
 from authservice.errors import APIError
-from sso import default_providers, domain_recheck, domains
+from sso import default_providers, domain_recheck, domains, provider_claims
 from sso.errors import codes
 from sso.models import SsoProvider
 
@@ -47,6 +47,10 @@ class Command(BaseCommand):
         provider = SsoProvider.objects.filter(provider_id=provider_id).first()
         if provider is None:
             raise CommandError(f"No SSO provider {provider_id!r}")
+        try:
+            provider_claims.refuse_row(provider)  # a social provider's id, say: the row is never used
+        except APIError as error:
+            raise CommandError(f"{error.code}: {error.message}") from None
         try:
             if request_token:
                 _, rows = domains.request_token(provider, domain)
