@@ -28,6 +28,9 @@ class SsoConfig(AppConfig):
         from sso import row_deletion
 
         row_deletion.connect()  # a deleted provider row takes its accounts along, on every deletion path
+        from sso import provider_claims
+
+        provider_claims.connect()  # a social provider whose id a stored row holds fails closed
 
         if scim_openapi.extend not in openapi.extensions:  # SCIM's routes are not registry endpoints
             openapi.extensions.append(scim_openapi.extend)

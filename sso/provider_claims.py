@@ -12,6 +12,13 @@ delete it and take the other provider's accounts along. The operator resolves it
 social id that provider's users link again at their next sign-in (fail-safe). System check ``sso.E019``
 names every such row.
 
+The claimant fails closed too while the row exists. A whole default_sso item answers the same 409
+(sso/default_providers.py); a social provider's sign-in is refused by :func:`refuse_social_sign_in`,
+run inside the core's sign-in transaction: the accounts the row's IdP linked before the claim (any
+subject, to any user it chose) would otherwise sign the social provider's users into those users
+(attack pass 14f). And the row cannot go by its owner's deletion (:mod:`sso.row_deletion`): that would
+take the claimant's accounts along, so only the operator's deletion of the row itself removes it.
+
 Not claims: a domain-less ``default_sso`` item names its row on purpose (it lends that row a private
 key), and ``trust_any_email_domain`` configures a row rather than replacing it (warning ``sso.W003``).
 """
@@ -74,3 +81,25 @@ def refuse_row(provider):
     logger.error("SSO provider row %s (%r) refused: its provider_id is claimed by %s. %s (system check "
                  "sso.E019)", provider.pk, provider.provider_id, claim, resolution(claim))
     raise APIError(409, codes.PROVIDER_ID_CONFLICT)
+
+
+def refuse_social_sign_in(sender, user, provider, **kwargs):
+    """``social_sign_in_committing`` receiver: 409 while a stored row has the social provider's id.
+
+    Runs inside the sign-in's transaction after the account lookup, so the refusal rolls back whatever
+    that lookup wrote (refreshed tokens, a link). One indexed lookup per social sign-in.
+    """
+    from sso.models import SsoProvider
+
+    row_pk = SsoProvider.objects.filter(provider_id=provider).values_list("pk", flat=True).first()
+    if row_pk is None:
+        return
+    logger.error("Social sign-in with %r refused: SSO provider row %s has the same provider_id, and accounts "
+                 "are keyed by it. %s (system check sso.E019)", provider, row_pk, resolution(SOCIAL_PROVIDER))
+    raise APIError(409, codes.PROVIDER_ID_CONFLICT)
+
+
+def connect():
+    from authservice import signals as core_signals
+
+    core_signals.social_sign_in_committing.connect(refuse_social_sign_in, dispatch_uid="sso.provider_claims")

@@ -10,9 +10,26 @@ row and its accounts go together or not at all (I1). Users stay: they link again
 sign-in. The pending domain-verification token goes too, as in ``providers.delete``.
 
 The SCIM connection, the domain rows and SamlSession records cascade with the row (their foreign keys).
+
+A row whose id the deployment claims (sso/provider_claims.py) shares its accounts with the claimant,
+so deleting it deletes the claimant's users' accounts too. Its owner cannot do that through
+delete-provider (409), and :func:`_refuse_cascade` stops the other way round: deleting the owner (their
+own ``delete-user``, or the admin deleting that user) cascades to the row and is refused with the same
+409 until the operator deletes the row itself (attack pass 14f). Django tells the receivers where a
+deletion started (``origin``, Django 4.1+).
 """
 
-from django.db.models.signals import post_delete
+from django.db.models import QuerySet
+from django.db.models.signals import post_delete, pre_delete
+
+
+def _refuse_cascade(sender, instance, origin=None, **kwargs):
+    from sso.models import SsoProvider
+    from sso.provider_claims import claims, refuse_row
+
+    direct = isinstance(origin, SsoProvider) or (isinstance(origin, QuerySet) and origin.model is SsoProvider)
+    if not direct and instance.provider_id in claims():
+        refuse_row(instance)
 
 
 def _delete_linked(sender, instance, using, **kwargs):
@@ -29,3 +46,4 @@ def connect():
     from sso.models import SsoProvider
 
     post_delete.connect(_delete_linked, sender=SsoProvider, dispatch_uid="sso.row_deletion")
+    pre_delete.connect(_refuse_cascade, sender=SsoProvider, dispatch_uid="sso.row_deletion.cascade")

@@ -69,18 +69,26 @@ def register_before_the_social_provider(settings, attacker, evil_idp):
 
 
 def victim_social_sign_in(corp):  # noqa: F811 - the fixture's value
+    """The victim's social sign-in while the row exists: refused (attack pass 14f), since the row's IdP
+    may have linked any subject to any user before the claim. Nothing is linked."""
     victim = ApiClient()
     response = sign_in_with_corp(victim, corp, sub=VICTIM_SOCIAL_SUB, email="ada@example.com")
-    assert response.status_code == 302 and "error" not in response["Location"], response["Location"]
-    account = Account.objects.get(provider_id="corp", account_id=VICTIM_SOCIAL_SUB)
-    assert account.user.email == "ada@example.com"
-    return account
+    assert response.status_code == 302 and "error=PROVIDER_ID_CONFLICT" in response["Location"], response["Location"]
+    assert not Account.objects.filter(provider_id="corp", account_id=VICTIM_SOCIAL_SUB).exists()
+    assert victim.api_get("/get-session").json() is None
+
+
+def victims_earlier_social_account(make_user):
+    """A social account of the victim that predates the row (state no API path makes any more)."""
+    victim = make_user(email="ada@example.com", email_verified=True)
+    return Account.objects.create(user=victim, provider_id="corp", account_id=VICTIM_SOCIAL_SUB)
 
 
 def test_deleting_your_own_row_deletes_other_peoples_social_accounts(settings, corp, make_user, evil_idp):  # noqa: F811
     attacker = mallory(make_user)
     register_before_the_social_provider(settings, attacker, evil_idp)
-    victim_account = victim_social_sign_in(corp)
+    victim_social_sign_in(corp)
+    victim_account = victims_earlier_social_account(make_user)
     response = attacker.api_post("/sso/delete-provider", {"providerId": "corp"})
     assert response.status_code == 409 and error_of(response)["code"] == "PROVIDER_ID_CONFLICT", response.content
     assert Account.objects.filter(pk=victim_account.pk).exists()
