@@ -11,6 +11,7 @@ is not one label is refused at verify time without a lookup. DNS is a real serve
 
 import dns.name
 import pytest
+from django.db.models import QuerySet
 
 from authservice.errors import APIError
 from sso import domains
@@ -47,7 +48,8 @@ def test_a_stored_dotted_provider_id_is_refused_at_verify_without_a_lookup(sign_
     # A row stored before the rule (or by a direct insert) still cannot prove a parent domain.
     owner = sign_in("mallory@team.corp.test")
     assert register(owner, "x").status_code == 200
-    SsoProvider.objects.update(provider_id="x.team")
+    # A plain QuerySet: SsoProvider's own refuses to change a saved provider_id (sso/models.py).
+    QuerySet(SsoProvider).update(provider_id="x.team")
     token = domains.issue_token(SsoProvider.objects.get())
     dns_server.txt("_auth-token-x.team.corp.test", token)  # in the attacker's own zone
     response = owner.api_post("/sso/verify-domain", {"providerId": "x.team"})
