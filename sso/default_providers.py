@@ -63,10 +63,16 @@ def is_from_settings(provider):
     return getattr(provider, "from_settings", False)
 
 
+def item_issuer(item):
+    """The item's issuer: its own key, else its config's (better-auth accepts either)."""
+    oidc, saml = _get(item, "oidc_config", "oidcConfig"), _get(item, "saml_config", "samlConfig")
+    return item.get("issuer") or (oidc or saml or {}).get("issuer") or ""
+
+
 def build(item):
     """The unsaved, read-only provider of ``item``; ``save()`` and ``delete()`` refuse it."""
     oidc, saml = _get(item, "oidc_config", "oidcConfig"), _get(item, "saml_config", "samlConfig")
-    issuer = item.get("issuer") or (oidc or saml or {}).get("issuer") or ""
+    issuer = item_issuer(item)
     if oidc:
         oidc = {"pkce": True, "tokenEndpointAuthentication": "client_secret_basic", **oidc, "issuer": issuer,
                 "overrideUserInfo": bool(item.get("overrideUserInfo") or oidc.get("overrideUserInfo"))}

@@ -48,7 +48,7 @@ def _settings_claims(issuer, except_provider_id=None):
     reads them, without building: nothing here may fail on a provider)."""
     for item in default_providers.items():
         oidc = item.get("oidc_config", item.get("oidcConfig"))
-        if oidc and (item.get("issuer") or oidc.get("issuer") or "") == issuer \
+        if oidc and default_providers.item_issuer(item) == issuer \
                 and default_providers.item_id(item) != except_provider_id:
             yield oidc
 

@@ -2,8 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from authservice.errors import APIError
-from sso import default_providers, provider_claims
+from sso.management import refusals
 from sso.models import SsoProvider
 from sso.scim import tokens
 from sso.scim.models import ScimConnection
@@ -18,18 +17,10 @@ class Command(BaseCommand):
         parser.add_argument("--revoke", action="store_true", help="Revoke the live token instead.")
 
     def handle(self, *args, provider_id, revoke=False, **options):
-        try:
-            # In the table the id names only a row the settings provider shadows (an attacker's, maybe).
-            default_providers.refuse_management(provider_id)
-        except APIError as error:
-            raise CommandError(f"{error.code}: {error.message}") from None
         provider = SsoProvider.objects.filter(provider_id=provider_id).first()
+        refusals.refuse(provider_id, provider)
         if provider is None:
             raise CommandError(f"No SSO provider {provider_id!r}")
-        try:
-            provider_claims.refuse_row(provider)  # a social provider's id, say: the row is never used
-        except APIError as error:
-            raise CommandError(f"{error.code}: {error.message}") from None
         if revoke:
             connection = ScimConnection.objects.filter(provider=provider).first()
             if connection is None or connection.token_hash is None:

@@ -12,7 +12,8 @@ re-key is logged (logger ``sso``, WARNING) as the audit record.
 from django.core.management.base import BaseCommand, CommandError
 
 from authservice.errors import APIError
-from sso import default_providers, provider_claims
+from sso import provider_claims
+from sso.management import refusals
 from sso.models import SsoProvider
 from sso.saml import metadata_fetch
 
@@ -32,11 +33,8 @@ class Command(BaseCommand):
         query = query.exclude(provider_id__in=list(provider_claims.claims()))
         if provider_ids:
             for provider_id in provider_ids:
-                try:
-                    default_providers.refuse_management(provider_id)
-                    provider_claims.refuse_row(SsoProvider.objects.filter(provider_id=provider_id).first())
-                except APIError as error:
-                    raise CommandError(f"{provider_id}: {error.code}: {error.message}") from None
+                refusals.refuse(provider_id, SsoProvider.objects.filter(provider_id=provider_id).first(),
+                                prefix=f"{provider_id}: ")
             found = list(query.filter(provider_id__in=provider_ids))
             missing = sorted(set(provider_ids) - {provider.provider_id for provider in found})
             if missing:

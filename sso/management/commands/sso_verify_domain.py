@@ -13,8 +13,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from authservice import app_settings
 from authservice.errors import APIError
-from sso import default_providers, domain_recheck, domains, provider_claims
+from sso import domain_recheck, domains
 from sso.errors import codes
+from sso.management import refusals
 from sso.models import SsoProvider
 
 
@@ -39,18 +40,10 @@ class Command(BaseCommand):
             return
         if not provider_id:
             raise CommandError("Name a provider, or use --all")
-        try:
-            # In the table the id names only a row the settings provider shadows (an attacker's, maybe).
-            default_providers.refuse_management(provider_id)
-        except APIError as error:
-            raise CommandError(f"{error.code}: {error.message}") from None
         provider = SsoProvider.objects.filter(provider_id=provider_id).first()
+        refusals.refuse(provider_id, provider)
         if provider is None:
             raise CommandError(f"No SSO provider {provider_id!r}")
-        try:
-            provider_claims.refuse_row(provider)  # a social provider's id, say: the row is never used
-        except APIError as error:
-            raise CommandError(f"{error.code}: {error.message}") from None
         try:
             if request_token:
                 _, rows = domains.request_token(provider, domain)
