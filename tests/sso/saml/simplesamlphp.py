@@ -151,7 +151,7 @@ def simplesamlphp(tmp_path_factory):
         try:
             if requests.get(idp.entity_id, timeout=1).status_code == 200:
                 break
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):  # a cold first PHP request may take over 1 s
             pass
         time.sleep(0.1)
     else:
