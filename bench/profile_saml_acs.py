@@ -6,11 +6,20 @@ server can be stopped before this runs. Each line is used once: replay protectio
 
 Prints wall and CPU milliseconds per request, the SQL statements and xmlsec1 runs per request; with
 ``--profile N`` also cProfile's top N functions by cumulative and by own time.
+
+Wall and CPU time move with the machine's load; instructions do not. Instructions per request under
+callgrind, start-up and warm-up excluded (the pool needs ``--warm-up`` + ``--requests`` + 1 lines)::
+
+    valgrind --tool=callgrind --instr-atstart=no --collect-atstart=no --toggle-collect=_operator_call \\
+        --callgrind-out-file=cg.out "$(python -c 'import sys; print(sys.executable)')" \\
+        bench/profile_saml_acs.py --pool ... --warm-up 15 --requests 30 --callgrind
+    grep ^totals: cg.out   # divided by --requests
 """
 
 import argparse
 import cProfile
 import io
+import operator
 import os
 import pstats
 import subprocess
@@ -44,6 +53,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--pool", required=True)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
+    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--warm-up", type=int, default=20)
+    parser.add_argument("--callgrind", action="store_true",
+                        help="run under callgrind --instr-atstart=no: instrument only the measured requests")
     args = parser.parse_args()
     base = os.environ["AUTH_BASE_URL"]
 
@@ -62,7 +75,7 @@ def main():
         status, location = seen[-1]
         assert status.startswith("302") and "error=" not in location, (status, location)
 
-    for _ in range(20):  # warm-up
+    for _ in range(args.warm_up):
         one()
     queries, runs = [], []
 
@@ -81,10 +94,19 @@ def main():
         one()
     subprocess.Popen.__init__ = popen_init
 
-    count = 300
+    count = args.requests
+    if args.callgrind:
+        from profile_get_session import instrument_from_here
+
+        instrument_from_here()
+
+    def measured():
+        for _ in range(count):
+            one()
+
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    for _ in range(count):
-        one()
+    # Through operator.call, so that callgrind's --toggle-collect=_operator_call counts these alone.
+    operator.call(measured)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     print(f"{count} ACS requests: {1e3 * wall / count:.1f} ms wall, {1e3 * cpu / count:.1f} ms CPU of this "
           f"process per request; {len(queries)} SQL and {len(runs)} subprocess runs ({', '.join(runs)}) per request")
